@@ -1,0 +1,17 @@
+// The `chime` executable: wires each subcommand family into the command line.
+// To add one (serve, job, run, ...), write cli/<name>_command.{h,cc} with an
+// Add<Name>Command like AddCronCommand and append it to the list below.
+#include <iostream>
+
+#include "absl/time/clock.h"
+#include "cli/app.h"
+#include "cli/cron_command.h"
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  const chime::cli::Io io{std::cin, std::cout, std::cerr, absl::Now()};
+  return chime::cli::RunCli(argc, argv, io,
+                            {
+                                chime::cli::AddCronCommand,
+                            });
+}

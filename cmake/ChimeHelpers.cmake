@@ -1,0 +1,28 @@
+# chime_library(NAME SRCS ... [DEPS ...] [PUBLIC_DEPS ...])
+#   A static library target `chime_<NAME>` (alias chime::<NAME>), with the project's include roots.
+# chime_test(NAME SRCS ... [DEPS ...])
+#   A GoogleTest binary registered with CTest; gtest_main is linked unless DEPS names a main.
+include_guard(GLOBAL)
+
+function(chime_library name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;PUBLIC_DEPS" ${ARGN})
+  set(target chime_${name})
+  add_library(${target} STATIC ${ARG_SRCS})
+  add_library(chime::${name} ALIAS ${target})
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${target} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_DEPS})
+endfunction()
+
+function(chime_test name)
+  cmake_parse_arguments(ARG "NO_MAIN" "" "SRCS;DEPS" ${ARGN})
+  if(NOT CHIME_BUILD_TESTS)
+    return()
+  endif()
+  add_executable(${name} ${ARG_SRCS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock)
+  if(NOT ARG_NO_MAIN)
+    target_link_libraries(${name} PRIVATE GTest::gtest_main)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+endfunction()
