@@ -1,8 +1,8 @@
 // Google Benchmark: parse and Next() for the reference expressions, in
 // Europe/Berlin.
 //
-//   build/release/bench/cron_benchmark --benchmark_repetitions=5 \
-//       --benchmark_report_aggregates_only=true
+//   build/release/bench/cron_benchmark --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true   (one command line)
 //
 // Next() is measured the way a scheduler calls it: successively, each call
 // starting from the previous fire time (restarting from the start instant when

@@ -1,6 +1,7 @@
 #include "cli/cron_command.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -560,9 +561,11 @@ std::string ReadFile(const std::string& path) {
 }
 
 ChildResult RunChime(const std::string& args, const std::string& input) {
-  const std::string dir = ::testing::TempDir();
-  const std::string in = dir + "/chime_in", out = dir + "/chime_out",
-                    err = dir + "/chime_err";
+  // CTest runs tests in parallel processes: every call gets its own files.
+  static int calls = 0;
+  const std::string base =
+      absl::StrCat(::testing::TempDir(), "/chime_", getpid(), "_", ++calls);
+  const std::string in = base + "_in", out = base + "_out", err = base + "_err";
   std::ofstream(in) << input;
   const std::string command = absl::StrCat("'", CHIME_BINARY, "' ", args, " < ",
                                            in, " > ", out, " 2> ", err);
