@@ -25,6 +25,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -288,25 +289,27 @@ FieldSpec Year(int around) {
 rc::Gen<std::string> GenDayOfMonthField() {
   const FieldSpec f = DayOfMonth();
   const rc::Gen<std::string> item = rc::gen::weightedOneOf<std::string>({
-      {6, GenRangeItem(f)},
+      {4, GenRangeItem(f)},
       {1, rc::gen::just(std::string("L"))},
-      {1,
-       rc::gen::map(rc::gen::weightedOneOf<int>({{3, rc::gen::inRange(0, 4)},
-                                                 {1, rc::gen::inRange(0, 31)}}),
-                    [](int n) { return absl::StrCat("L-", n); })},
+      // L-n: one of the last days, any n, or the 1st of some month.
+      {2, rc::gen::map(
+              rc::gen::weightedOneOf<int>({{2, rc::gen::inRange(0, 4)},
+                                           {1, rc::gen::inRange(0, 31)},
+                                           {2, rc::gen::inRange(26, 31)}}),
+              [](int n) { return absl::StrCat("L-", n); })},
       {1, rc::gen::just(std::string("LW"))},
       {2, rc::gen::map(f.value, [](int d) { return absl::StrCat(d, "W"); })},
   });
   return rc::gen::weightedOneOf<std::string>(
-      {{5, rc::gen::just(std::string("*"))},
+      {{4, rc::gen::just(std::string("*"))},
        {1, rc::gen::just(std::string("?"))},
-       {4, GenList(item)}});
+       {5, GenList(item)}});
 }
 
 rc::Gen<std::string> GenDayOfWeekField(bool quartz) {
   const FieldSpec f = DayOfWeek(quartz);
   const rc::Gen<std::string> item = rc::gen::weightedOneOf<std::string>({
-      {6, GenRangeItem(f)},
+      {4, GenRangeItem(f)},
       {1, rc::gen::exec([f] { return *GenWritten(f, *f.value) + "L"; })},
       {1, rc::gen::exec([f] {
          return *GenWritten(f, *f.value) + "#" +
@@ -314,9 +317,9 @@ rc::Gen<std::string> GenDayOfWeekField(bool quartz) {
        })},
   });
   return rc::gen::weightedOneOf<std::string>(
-      {{5, rc::gen::just(std::string("*"))},
+      {{4, rc::gen::just(std::string("*"))},
        {1, rc::gen::just(std::string("?"))},
-       {4, GenList(item)}});
+       {5, GenList(item)}});
 }
 
 // A start anywhere in 1970-2399, or within days of either end.
@@ -352,16 +355,19 @@ rc::Gen<absl::Duration> GenFraction() {
                           absl::Nanoseconds(999999999));
 }
 
-// An hour field naming the wall hours that the transition at `t` skips or
-// repeats, and the hours around them.
-rc::Gen<std::string> GenHourFieldAround(const absl::TimeZone& zone,
-                                        absl::Time t) {
-  const int before = zone.At(t - absl::Seconds(1)).cs.hour();
-  const int after = zone.At(t).cs.hour();
-  FieldSpec f = Hour();
-  f.value =
-      rc::gen::element(before, (before + 1) % 24, (after + 23) % 24, after);
-  return GenPlainField(f, 1);
+// Hour and minute fields naming the wall times around `first` and `last`
+// (the edges of a transition's skipped or repeated range), or other minutes.
+std::pair<rc::Gen<std::string>, rc::Gen<std::string>> GenFieldsAround(
+    absl::CivilSecond first, absl::CivilSecond last) {
+  FieldSpec hour = Hour();
+  hour.value =
+      rc::gen::element(first.hour(), last.hour(), (first.hour() + 23) % 24,
+                       (last.hour() + 1) % 24);
+  FieldSpec minute = SecondOrMinute();
+  minute.value = rc::gen::weightedOneOf<int>(
+      {{1, rc::gen::element(first.minute(), last.minute())},
+       {1, SecondOrMinute().value}});
+  return {GenPlainField(hour, 1), GenPlainField(minute, 1)};
 }
 
 // Which cases to draw.
@@ -384,12 +390,15 @@ rc::Gen<Case> GenCase(int salt, Focus focus = Focus::kAnything) {
       c.zone = *rc::gen::elementOf(ZoneNames());
     }
     // Without a focus, half the cases start near one of the zone's
-    // transitions, mostly with hours that it skips or repeats.
+    // transitions, mostly with wall times at its edges.
     const std::vector<absl::Time>& transitions = NearbyTransitions(c.zone);
     const bool near_transition =
         dst || (!transitions.empty() && *rc::gen::element(false, true));
-    std::string hour_field;
+    std::string minute_field, hour_field;
     bool every_day = false;
+    // Sometimes the schedule is one wall time a day, at an edge of the range
+    // that the transition skips or repeats.
+    std::optional<absl::CivilSecond> edge;
     if (near_transition) {
       const absl::Time t = *rc::gen::elementOf(transitions);
       const absl::Duration offset =
@@ -399,14 +408,26 @@ rc::Gen<Case> GenCase(int salt, Focus focus = Focus::kAnything) {
                      {1, rc::gen::inRange<int64_t>(-7200, 7201)}}))
               : *GenOffsetFromTransition();
       c.start = t + offset + *GenFraction();
+      // Spring forward: [first, last) is skipped. Fall back: [last, first)
+      // is repeated.
+      const absl::TimeZone zone = LoadZone(c.zone);
+      const absl::CivilSecond first = zone.At(t - absl::Seconds(1)).cs + 1;
+      const absl::CivilSecond last = zone.At(t).cs;
+      const auto [hours, minutes] = GenFieldsAround(first, last);
       hour_field = *rc::gen::weightedOneOf<std::string>(
-          {{3, GenHourFieldAround(LoadZone(c.zone), t)},
-           {1, GenPlainField(Hour(), 3)}});
+          {{3, hours}, {1, GenPlainField(Hour(), 3)}});
+      minute_field = *rc::gen::weightedOneOf<std::string>(
+          {{3, minutes}, {1, GenPlainField(SecondOrMinute(), 2)}});
       every_day = dst ? *rc::gen::weightedElement<bool>({{1, false}, {3, true}})
                       : *rc::gen::element(false, true);
+      if (*rc::gen::weightedElement<bool>(
+              {{2, false}, {dst ? 2u : 1u, true}})) {
+        edge = *rc::gen::element(first - 1, first, last - 1, last);
+      }
     } else {
       c.start = *GenStartAnywhere() + *GenFraction();
       hour_field = *GenPlainField(Hour(), 3);
+      minute_field = *GenPlainField(SecondOrMinute(), 2);
     }
     const int start_year = static_cast<int>(
         absl::ToCivilYear(c.start, absl::UTCTimeZone()).year());
@@ -422,7 +443,7 @@ rc::Gen<Case> GenCase(int salt, Focus focus = Focus::kAnything) {
           {{5, rc::gen::just(std::string("0"))},
            {4, GenPlainField(SecondOrMinute(), 1)}}));
     }
-    fields.push_back(*GenPlainField(SecondOrMinute(), 2));
+    fields.push_back(minute_field);
     fields.push_back(hour_field);
     // Now and then a rare date (Feb 29, a Friday the 13th, a fifth Monday in
     // February), so that Next and Prev have years to search.
@@ -444,6 +465,14 @@ rc::Gen<Case> GenCase(int salt, Focus focus = Focus::kAnything) {
       fields.push_back(*GenDayOfWeekField(quartz));
     }
     if (count == 7) fields.push_back(*GenPlainField(Year(start_year), 4));
+    if (edge.has_value()) {
+      // (A 5-field schedule fires at second 0 of the edge's minute.)
+      fields = {std::to_string(edge->minute()), std::to_string(edge->hour()),
+                "*", "*", "*"};
+      if (count >= 6)
+        fields.insert(fields.begin(), std::to_string(edge->second()));
+      if (count == 7) fields.push_back("*");
+    }
     c.day_match =
         rare ? *rc::gen::element(DayMatch::kAll, DayMatch::kAll, DayMatch::kAny)
              : *rc::gen::element(DayMatch::kAny, DayMatch::kAll);
@@ -700,7 +729,7 @@ RC_GTEST_PROP(CronProperty, AroundTransitionsNextAndPrevAgreeWithTheReference,
   RC_TAG(s.hour_is_wildcard() ? "wildcard hour" : "fixed hours");
 }
 
-// Day-of-month, day-of-week and month logic over three years: every day, at the
+// Day-of-month, day-of-week and month logic over four years: every day, at the
 // time of day of Next() (which matches the time fields) and at the start's time
 // of day.
 RC_GTEST_PROP(CronProperty, MatchesAgreesWithTheReferenceDayByDay, ()) {
@@ -714,7 +743,7 @@ RC_GTEST_PROP(CronProperty, MatchesAgreesWithTheReferenceDayByDay, ()) {
   }
   const absl::CivilDay first(r.zone().At(c.start).cs);
   for (const absl::CivilSecond tod : times_of_day) {
-    for (absl::CivilDay d = first; d < first + 3 * 366; ++d) {
+    for (absl::CivilDay d = first; d < first + 4 * 366; ++d) {
       const absl::CivilSecond w(d.year(), d.month(), d.day(), tod.hour(),
                                 tod.minute(), tod.second());
       if (s.Matches(w) != r.MatchesWall(w)) {
@@ -974,6 +1003,114 @@ TEST(ReferenceCron, SecondsYearsAndRangeEnds) {
   EXPECT_EQ(RefNext("0 * * * *", Utc(1969, 12, 31, 23, 30),
                     {.zone = "America/New_York"}),
             Utc(1970, 1, 1, 5));
+}
+
+// ----- Every edge of every kind of transition, exhaustively -----
+
+// For one spring-forward and one fall-back of each zone with daylight saving,
+// schedules that fire once a day at the minute before, the first minute, the
+// last minute and the minute after the skipped or repeated range, asked from
+// one second before, at and one second after the transition.
+TEST(CronAgainstReference, TransitionEdgesAgreeWithTheReference) {
+  const absl::Duration window = absl::Hours(27);
+  int checked = 0;
+  for (const std::string& zone_name : ZoneNames()) {
+    const absl::TimeZone zone = LoadZone(zone_name);
+    bool seen_spring = false, seen_fall = false;
+    for (const absl::Time t : NearbyTransitions(zone_name)) {
+      const absl::TimeZone::CivilInfo before = zone.At(t - absl::Seconds(1));
+      const absl::TimeZone::CivilInfo after = zone.At(t);
+      const bool spring = after.offset > before.offset;
+      if (spring ? seen_spring : seen_fall) continue;
+      (spring ? seen_spring : seen_fall) = true;
+      const absl::CivilMinute first(before.cs + 1);
+      const absl::CivilMinute last(after.cs);
+      // The gap policy matters in spring, the repeat policy in autumn.
+      const std::vector<DstPolicy> policies =
+          spring ? std::vector<DstPolicy>{{GapPolicy::kRunAtTransition},
+                                          {GapPolicy::kSkip}}
+                 : std::vector<DstPolicy>{
+                       {GapPolicy::kRunAtTransition, RepeatPolicy::kOnce},
+                       {GapPolicy::kRunAtTransition, RepeatPolicy::kTwice}};
+      for (const absl::CivilMinute edge : {first - 1, first, last - 1, last}) {
+        const std::string expr =
+            absl::StrCat(edge.minute(), " ", edge.hour(), " * * *");
+        for (const DstPolicy& dst : policies) {
+          ParseOptions options;
+          options.zone = zone_name;
+          options.dst = dst;
+          const absl::StatusOr<Schedule> s = Schedule::Parse(expr, options);
+          ASSERT_TRUE(s.ok()) << s.status();
+          const ReferenceCron r =
+              Ref(expr, {.zone = zone_name,
+                         .skip_gaps = dst.gap == GapPolicy::kSkip,
+                         .repeat_twice = dst.repeat == RepeatPolicy::kTwice});
+          for (const absl::Time start :
+               {t - absl::Seconds(1), t, t + absl::Seconds(1)}) {
+            SCOPED_TRACE(absl::StrCat(
+                "\"", expr, "\" in ", zone_name, ", gap ",
+                dst.gap == GapPolicy::kSkip ? "kSkip" : "kRunAtTransition",
+                ", repeat ",
+                dst.repeat == RepeatPolicy::kTwice ? "kTwice" : "kOnce",
+                ", from ", Format(start, zone)));
+            EXPECT_EQ(s->Next(start), r.NextWithin(start, window));
+            EXPECT_EQ(s->Prev(start), r.PrevWithin(start, window));
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 5 * 2 * 4 * 2 * 3);  // zones, transitions, edges, ...
+}
+
+// Every day-of-month and day-of-week special, alone and combined with the
+// other day field both ways, on every day of 2024-2031 (leap and common years,
+// months starting on every weekday).
+TEST(CronAgainstReference, DaySpecialsAgreeWithTheReference) {
+  std::vector<std::string> doms = {"L", "LW", "*/2", "?"};
+  std::vector<std::string> dows = {};
+  for (int n = 0; n <= 30; ++n) doms.push_back(absl::StrCat("L-", n));
+  for (int d = 1; d <= 31; ++d) doms.push_back(absl::StrCat(d, "W"));
+  for (int w = 0; w <= 7; ++w) {
+    dows.push_back(absl::StrCat(w, "L"));
+    for (int k = 1; k <= 5; ++k) dows.push_back(absl::StrCat(w, "#", k));
+  }
+  // Each special alone, or with a plain value in the other field, either or
+  // both matching.
+  std::vector<std::pair<std::string, DayMatch>> exprs;
+  for (const DayMatch day_match : {DayMatch::kAny, DayMatch::kAll}) {
+    for (const std::string& dom : doms) {
+      exprs.push_back({absl::StrCat("0 0 ", dom, " * 1"), day_match});
+    }
+    for (const std::string& dow : dows) {
+      exprs.push_back({absl::StrCat("0 0 13 * ", dow), day_match});
+    }
+  }
+  for (const std::string& dom : doms) {
+    exprs.push_back({absl::StrCat("0 0 ", dom, " * *"), DayMatch::kAny});
+  }
+  for (const std::string& dow : dows) {
+    exprs.push_back({absl::StrCat("0 0 * * ", dow), DayMatch::kAny});
+  }
+  for (const auto& [expr, day_match] : exprs) {
+    ParseOptions options;
+    options.day_match = day_match;
+    const absl::StatusOr<Schedule> s = Schedule::Parse(expr, options);
+    const ReferenceCron r =
+        Ref(expr, {.day_match_all = day_match == DayMatch::kAll});
+    int mismatches = 0;
+    for (absl::CivilDay d(2024, 1, 1); d.year() <= 2031; ++d) {
+      const absl::CivilSecond midnight(d);
+      const bool matches = s.ok() && s->Matches(midnight);
+      if (matches != r.MatchesWall(midnight) && ++mismatches <= 3) {
+        ADD_FAILURE() << "\"" << expr << "\" (kA"
+                      << (day_match == DayMatch::kAll ? "ll" : "ny") << ") on "
+                      << d << ": Matches() = " << matches << " (" << s.status()
+                      << ")";
+      }
+    }
+  }
 }
 
 }  // namespace

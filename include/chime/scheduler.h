@@ -1,0 +1,159 @@
+// Scheduler: chime as a library. Register C++ functions as jobs; chime runs
+// them on their schedules, in this process, with every policy of the job model
+// (chime/job.h).
+//
+//   chime::SchedulerOptions options;
+//   auto scheduler = chime::Scheduler::Create(options);  // not started yet
+//   chime::JobSpec spec;
+//   spec.key.id = "report";
+//   spec.trigger.expression = "0 9 * * MON-FRI";
+//   spec.trigger.zone = "Europe/Berlin";
+//   (*scheduler)->AddJob(spec, [](const chime::AttemptContext& ctx) {
+//     return SendReport(ctx.fire_id);  // the dedupe key for the target
+//   });
+//   (*scheduler)->Start();
+//   ...
+//   (*scheduler)->Shutdown(absl::Seconds(30));  // drain, then cancel
+//
+// How it works: one scheduler thread owns the core state machine
+// (src/core/plan.h) and a timing wheel; it sleeps on the monotonic clock until
+// the next wake-up or an event, feeds the Plan, and carries out its actions
+// through a Store (durable claims and history; in-memory by default) and an
+// executor (a fixed pool of worker threads calling the job functions). Every
+// attempt passes through an ordered chain of interceptors (middleware) before
+// the job function; logging, metrics and tracing are interceptors too.
+//
+// Thread-safety: every method may be called from any thread, concurrently. Job
+// functions run on worker threads, at most one attempt of a run at a time; they
+// may call the Scheduler (e.g. TriggerJob) but must not call Shutdown (that
+// aborts: it would wait for itself). The on_run_event callback must not call
+// the Scheduler: such calls return FailedPrecondition.
+//
+// The implementation is in src/driver/ (driver.h describes how each action is
+// carried out).
+#ifndef CHIME_INCLUDE_CHIME_SCHEDULER_H_
+#define CHIME_INCLUDE_CHIME_SCHEDULER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "chime/clock.h"
+#include "chime/job.h"
+
+namespace chime {
+
+// Everything an attempt knows about itself. Targets use fire_id (and the
+// fencing token) to drop duplicates: chime claims each fire once, but an
+// at-least-once job may run an attempt again after a crash.
+struct AttemptContext {
+  FireKey fire;
+  std::string fire_id;  // fire.ToString(): "report:1:2026-11-30T08:00:00Z"
+  uint64_t run_id = 0;
+  int attempt = 1;
+  int64_t fencing_token = 0;
+  absl::Time scheduled_time;
+  absl::Time started_at;  // wall time the attempt was handed to a worker
+  // Set when the attempt should stop (timeout, replace, shutdown). Long-running
+  // functions poll it, or block in `cancelled->wait(false)` (it is notified
+  // when set); chime cannot interrupt a function that does neither.
+  const std::atomic<bool>* cancelled = nullptr;
+  bool IsCancelled() const { return cancelled != nullptr && cancelled->load(); }
+};
+
+// A job body. OK = the attempt succeeded (even if `cancelled` was set
+// meanwhile); an error = it failed (the retry policy decides). An error
+// returned after `cancelled` was set counts as cancelled -- or as a timeout,
+// when the job's timeout set it; absl::DeadlineExceededError otherwise counts
+// as a timeout (retry.retry_on_timeout decides). A thrown exception counts as
+// an Internal error.
+using JobFunction = std::function<absl::Status(const AttemptContext&)>;
+
+// Middleware around every attempt. `next` runs the rest of the chain and then
+// the job function; call it at most once. Return its status, or your own (e.g.
+// to short-circuit).
+class Interceptor {
+ public:
+  virtual ~Interceptor() = default;
+  virtual absl::Status Intercept(
+      const AttemptContext& ctx,
+      const std::function<absl::Status(const AttemptContext&)>& next) = 0;
+};
+
+// A state change of a run, as recorded in history; passed to observers. A fire
+// that did not run is an event too: run_id 0, from "", to "skipped" (the
+// overlap policy refused it) or "missed" (misfire, paused, ...), detail = the
+// reason, and for a range of fires "<reason>: <n> fires from <first> to
+// <last>", with fire_id naming the first.
+struct RunEvent {
+  uint64_t run_id = 0;
+  std::string fire_id;
+  // Run state names: claiming, pending, running, retrying, succeeded, ...
+  std::string from;
+  std::string to;
+  int attempt = 0;
+  std::string detail;
+  absl::Time at;
+};
+
+struct SchedulerOptions {
+  Clock* clock = nullptr;  // default: RealClock::Get()
+  int worker_threads = 4;  // attempts running at once in this process (>= 1)
+  // The core's global limit (0 = worker_threads). Above worker_threads, started
+  // attempts wait for a free worker, and their timeouts run meanwhile.
+  int max_concurrent_runs = 0;
+  uint64_t seed = 0;  // jitter/backoff randomness; 0 = from the clock
+  std::vector<std::shared_ptr<Interceptor>> interceptors;  // outermost first
+  // Called on the scheduler thread for every run transition and missed/skipped
+  // fire record; must be quick and must not call the Scheduler.
+  std::function<void(const RunEvent&)> on_run_event;
+};
+
+class Scheduler {
+ public:
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
+      SchedulerOptions options);
+  // Calls Shutdown(absl::ZeroDuration()) if still running.
+  virtual ~Scheduler() = default;
+
+  // Starts the scheduler thread and the workers. Jobs may be added before or
+  // after: calls made before Start take effect at once, and what they set going
+  // (claims, runs) is carried out once started. FailedPrecondition if already
+  // started or shut down.
+  //
+  // Every method below returns once its effects are carried out (a triggered
+  // run is claimed and handed to a worker), and FailedPrecondition once
+  // Shutdown has begun.
+  virtual absl::Status Start() = 0;
+
+  // Adds or replaces a job whose attempts call `fn` (attempts already running
+  // keep the function they started with). InvalidArgument names the bad field.
+  virtual absl::Status AddJob(const JobSpec& spec, JobFunction fn) = 0;
+  virtual absl::Status RemoveJob(const JobKey& key) = 0;
+  virtual absl::Status PauseJob(const JobKey& key) = 0;
+  virtual absl::Status ResumeJob(const JobKey& key) = 0;
+  // Runs the job now, outside its schedule; returns the run id.
+  // FailedPrecondition when the job's overlap policy refuses another run while
+  // one is going; NotFound for an unknown job.
+  virtual absl::StatusOr<uint64_t> TriggerJob(const JobKey& key) = 0;
+  // The job's next scheduled fire time (InfiniteFuture if none).
+  virtual absl::StatusOr<absl::Time> NextFireTime(const JobKey& key) = 0;
+
+  // Stops starting runs (runs not yet started are recorded cancelled), waits up
+  // to `grace` on the scheduler's clock for running attempts to finish, then
+  // sets the cancelled flag of the rest and waits for them to return -- a
+  // function that ignores the flag delays Shutdown -- records their outcomes
+  // (an error after the cancel: cancelled, "shutdown: ...") and stops the
+  // threads. Idempotent; before Start it only refuses later calls.
+  virtual void Shutdown(absl::Duration grace) = 0;
+};
+
+}  // namespace chime
+
+#endif  // CHIME_INCLUDE_CHIME_SCHEDULER_H_

@@ -1,0 +1,47 @@
+// FireSource: the scheduled times of one job -- its trigger clipped to its
+// start and end dates.
+//
+// A job's fires come from a cron or `@every` schedule (chime/cron.h) or a
+// one-shot time. The core only ever asks two questions, "the first fire
+// strictly after t" and "the last fire strictly before t", so every trigger
+// type goes through the same misfire and overlap logic.
+//
+// Thread-safety: immutable after Create; const methods may be called
+// concurrently.
+#ifndef CHIME_SRC_CORE_FIRE_SOURCE_H_
+#define CHIME_SRC_CORE_FIRE_SOURCE_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "chime/cron.h"
+#include "chime/job.h"
+
+namespace chime::core {
+
+class FireSource {
+ public:
+  // Parses the spec's trigger. `H` fields are seeded with the job's key, so
+  // they are stable across restarts and differ between jobs. InvalidArgument
+  // names the field, as ValidateJobSpec does.
+  static absl::StatusOr<FireSource> Create(const JobSpec& spec);
+
+  // First fire time strictly after `after`, or absl::InfiniteFuture().
+  absl::Time Next(absl::Time after) const;
+  // Last fire time strictly before `before`, or absl::InfinitePast().
+  absl::Time Prev(absl::Time before) const;
+
+  // The parsed schedule, or nullptr for a one-shot trigger.
+  const cron::Schedule* schedule() const { return schedule_.get(); }
+
+ private:
+  std::shared_ptr<const cron::Schedule> schedule_;
+  absl::Time at_ = absl::InfinitePast();
+  absl::Time start_ = absl::InfinitePast();
+  absl::Time end_ = absl::InfiniteFuture();
+};
+
+}  // namespace chime::core
+
+#endif  // CHIME_SRC_CORE_FIRE_SOURCE_H_

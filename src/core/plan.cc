@@ -1,0 +1,869 @@
+#include "src/core/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/base/status_macros.h"
+
+namespace chime::core {
+namespace {
+
+constexpr int kTimerShift = 56;
+
+// Broken invariants crash loudly: continuing would risk a doubled or lost run.
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "chime::core::Plan: invariant violated: %s\n",
+               what.c_str());
+  std::abort();
+}
+
+bool LegalTransition(RunState from, RunState to) {
+  switch (from) {
+    case RunState::kClaiming:
+      return to == RunState::kPending || to == RunState::kCancelled;
+    case RunState::kPending:
+      return to == RunState::kRunning || to == RunState::kCancelled;
+    case RunState::kRunning:
+      return to == RunState::kSucceeded || to == RunState::kFailed ||
+             to == RunState::kRetrying || to == RunState::kCancelled;
+    case RunState::kRetrying:
+      return to == RunState::kPending || to == RunState::kCancelled;
+    default:
+      return false;  // final states never change
+  }
+}
+
+}  // namespace
+
+absl::string_view RunStateName(RunState s) {
+  switch (s) {
+    case RunState::kClaiming:
+      return "claiming";
+    case RunState::kPending:
+      return "pending";
+    case RunState::kRunning:
+      return "running";
+    case RunState::kRetrying:
+      return "retrying";
+    case RunState::kSucceeded:
+      return "succeeded";
+    case RunState::kFailed:
+      return "failed";
+    case RunState::kCancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+struct Plan::Job {
+  JobSpec spec;
+  FireSource source;
+  uint32_t slot = 0;
+  int64_t generation = 1;
+  absl::Time watermark;  // newest scheduled time whose fate is decided
+  absl::Time next_fire = absl::InfiniteFuture();
+  wheel::TimingWheel::Handle timer;
+  bool timer_armed = false;
+  int active = 0;  // unfinished runs that are not held in the buffer
+  std::deque<RunId>
+      buffered;  // claimed runs waiting for the active one to finish (FIFO)
+  std::vector<RunId> runs;  // every unfinished run of this job
+  bool removed = false;
+  absl::Time last_manual =
+      absl::InfinitePast();  // scheduled time of the newest manual fire
+};
+
+struct Plan::Run {
+  RunId id = 0;
+  FireKey fire;
+  uint32_t job_slot = 0;
+  RunState state = RunState::kClaiming;
+  bool held = false;       // buffered behind the job's active run
+  bool persisted = false;  // the claim is durable
+  int attempt = 0;         // of the current or last attempt
+  MonoTime first_start;  // when the first attempt started (max_retry_duration)
+  MonoTime not_before;   // jitter: do not start before this
+  bool timed_out = false;  // the current attempt was cancelled by its timeout
+  bool cancel_requested = false;
+  wheel::TimingWheel::Handle
+      timer;  // the run's one pending timer (delay, retry, timeout, kill)
+  bool timer_armed = false;
+  bool in_queue = false;  // waiting in the ready queue
+};
+
+absl::Status Plan::ValidateOptions(const PlanOptions& options) {
+  if (options.max_concurrent_runs < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_concurrent_runs: ", options.max_concurrent_runs, " is below 0"));
+  }
+  if (options.step_tolerance < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("step_tolerance: must not be negative");
+  }
+  if (options.persist_retry <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("persist_retry: must be positive");
+  }
+  ReadyQueue scratch;
+  for (const auto& [name, config] : options.namespaces) {
+    if (absl::Status s = scratch.ConfigureNamespace(name, config); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("namespaces: ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+Plan::Plan(PlanOptions options, Now now)
+    : options_(options),
+      rng_(options.seed),
+      wheel_(MonoMs(now.mono)),
+      ready_(options.max_concurrent_runs),
+      wall_minus_mono_(now.wall - absl::UnixEpoch() - now.mono.SinceOrigin()),
+      last_now_(now) {
+  if (absl::Status s = ValidateOptions(options_); !s.ok())
+    Die(std::string(s.message()));
+  for (const auto& [name, config] : options_.namespaces) {
+    if (!ready_.ConfigureNamespace(name, config).ok()) Die("namespace config");
+  }
+}
+
+absl::Status Plan::ConfigureNamespace(absl::string_view name_space,
+                                      const NamespaceConfig& config, Now now,
+                                      Output* out) {
+  if (absl::Status s = ready_.ConfigureNamespace(name_space, config); !s.ok())
+    return s;
+  Step(now, out);  // a raised quota may let pending runs start, or a new rate
+                   // window open later
+  return absl::OkStatus();
+}
+
+Plan::~Plan() = default;
+
+int64_t Plan::MonoMs(MonoTime t) const {
+  // Rounded up: a timer never fires before the instant it stands for.
+  return absl::ToInt64Milliseconds(
+      absl::Ceil(t.SinceOrigin(), absl::Milliseconds(1)));
+}
+
+wheel::TimingWheel::Handle Plan::SetTimer(TimerKind kind, uint64_t index,
+                                          MonoTime at) {
+  const uint64_t id = (static_cast<uint64_t>(kind) << kTimerShift) | index;
+  return wheel_.Insert(id, std::max(MonoMs(at), wheel_.now()));
+}
+
+// ---------------------------------------------------------------- jobs
+
+absl::StatusOr<Plan::Job*> Plan::FindJob(const JobKey& key) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
+  }
+  return job_slots_[it->second].get();
+}
+
+absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
+  if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
+  auto source = FireSource::Create(spec);
+  if (!source.ok()) return source.status();
+  Step(now, out);
+  PersistAction persist;
+  auto it = jobs_.find(spec.key);
+  if (it == jobs_.end()) {
+    uint32_t slot;
+    if (!free_job_slots_.empty()) {
+      slot = free_job_slots_.back();
+      free_job_slots_.pop_back();
+    } else {
+      slot = static_cast<uint32_t>(job_slots_.size());
+      job_slots_.emplace_back();
+    }
+    auto job = std::make_unique<Job>();
+    job->spec = spec;
+    job->source = *std::move(source);
+    job->slot = slot;
+    // A job added again after removal continues its generations, so its fires
+    // never reuse the FireKeys of the old one's. (The store will own
+    // generations once it is durable.)
+    if (auto retired = retired_generations_.extract(spec.key);
+        !retired.empty()) {
+      job->generation = retired.mapped() + 1;
+    }
+    job->watermark = now.wall;  // a new job's first fire is after now
+    jobs_.emplace(spec.key, slot);
+    job_slots_[slot] = std::move(job);
+    ArmJob(*job_slots_[slot], now);
+  } else {
+    Job& job = *job_slots_[it->second];
+    const bool schedule_changed = job.spec.trigger != spec.trigger ||
+                                  job.spec.start != spec.start ||
+                                  job.spec.end != spec.end;
+    const bool was_paused = job.spec.paused;
+    job.spec = spec;
+    job.spec.paused =
+        was_paused;  // pausing goes through Pause/Resume, which record misses
+    if (schedule_changed) {
+      // Fires of the old schedule that came due while paused are recorded now,
+      // under the old generation: resuming looks only at the new schedule.
+      if (was_paused) RecordPausedMisses(job, now, &persist);
+      ++job.generation;
+      job.source = *std::move(source);
+      job.watermark = std::max(job.watermark, now.wall);
+      // Buffered fires of the old schedule are dropped. FinishRun takes each
+      // out of the buffer.
+      while (!job.buffered.empty()) {
+        FinishRun(*runs_.at(job.buffered.front()), RunState::kCancelled,
+                  "schedule changed", now, out);
+      }
+    }
+    ArmJob(job, now);
+    if (spec.paused != was_paused) {
+      absl::Status s = spec.paused ? PauseJob(spec.key, now, out)
+                                   : ResumeJob(spec.key, now, out);
+      if (!s.ok()) return s;
+    }
+  }
+  FlushPersist(std::move(persist), now, out);
+  Step(now, out);
+  return absl::OkStatus();
+}
+
+absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out) {
+  ASSIGN_OR_RETURN(Job * found, FindJob(key));
+  Step(now, out);
+  Job& job = *found;
+  // Fires that came due while the job was paused get their record now: no
+  // resume will come.
+  if (job.spec.paused) {
+    PersistAction persist;
+    RecordPausedMisses(job, now, &persist);
+    FlushPersist(std::move(persist), now, out);
+  }
+  if (job.timer_armed) wheel_.Cancel(job.timer);
+  job.timer_armed = false;
+  job.removed = true;
+  // Runs not yet started are cancelled; running ones finish (their results are
+  // still recorded).
+  retired_generations_[key] = job.generation;
+  jobs_.erase(key);
+  const uint32_t slot = job.slot;
+  for (RunId id : std::vector<RunId>(job.runs)) {
+    Run& run = *runs_.at(id);
+    if (run.state != RunState::kRunning) {
+      FinishRun(run, RunState::kCancelled, "job removed", now, out);
+    }
+  }
+  // The last FinishRun frees the slot; with runs still going it is freed when
+  // they end.
+  if (job_slots_[slot] != nullptr && job_slots_[slot]->runs.empty()) {
+    free_job_slots_.push_back(slot);
+    job_slots_[slot].reset();
+  }
+  Step(now, out);
+  return absl::OkStatus();
+}
+
+absl::Status Plan::PauseJob(const JobKey& key, Now now, Output* out) {
+  ASSIGN_OR_RETURN(Job * found, FindJob(key));
+  Step(now, out);
+  Job& job = *found;
+  if (job.spec.paused) return absl::OkStatus();
+  job.spec.paused = true;
+  ArmJob(job, now);
+  Step(now, out);
+  return absl::OkStatus();
+}
+
+absl::Status Plan::ResumeJob(const JobKey& key, Now now, Output* out) {
+  ASSIGN_OR_RETURN(Job * found, FindJob(key));
+  Step(now, out);
+  Job& job = *found;
+  if (!job.spec.paused) return absl::OkStatus();
+  job.spec.paused = false;
+  PersistAction persist;
+  RecordPausedMisses(job, now, &persist);
+  job.watermark = std::max(job.watermark, now.wall);
+  ArmJob(job, now);
+  FlushPersist(std::move(persist), now, out);
+  Step(now, out);
+  return absl::OkStatus();
+}
+
+void Plan::RecordPausedMisses(Job& job, Now now, PersistAction* persist) {
+  // Fires due while paused are recorded missed, as one range.
+  const absl::Time first = job.source.Next(job.watermark);
+  const absl::Time last = job.source.Prev(now.wall + absl::Nanoseconds(1));
+  if (first <= last && last != absl::InfinitePast()) {
+    AddMissed(job, CountRange(job.source, first, last, MissReason::kPaused),
+              persist);
+    job.watermark = last;
+    persist->watermarks.push_back({job.spec.key, job.watermark});
+  }
+}
+
+absl::StatusOr<RunId> Plan::TriggerJob(const JobKey& key, Now now,
+                                       Output* out) {
+  ASSIGN_OR_RETURN(Job * found, FindJob(key));
+  Step(now, out);
+  Job& job = *found;
+  PersistAction persist;
+  const size_t before = persist.claims.size();
+  absl::Time at = absl::UnixEpoch() + absl::Floor(now.wall - absl::UnixEpoch(),
+                                                  absl::Milliseconds(1));
+  // Two manual fires must never share a FireKey (the second claim would collide
+  // with the first): a trigger within the same millisecond as the previous one,
+  // or after a backward clock step, takes the next free millisecond.
+  if (at <= job.last_manual) at = job.last_manual + absl::Milliseconds(1);
+  DecideFire(job, at, now, &persist, out, /*manual=*/true);
+  RunId run = persist.claims.size() > before ? persist.claims.back().run : 0;
+  if (run != 0) job.last_manual = at;
+  FlushPersist(std::move(persist), now, out);
+  Step(now, out);
+  if (run == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", key.ToString(),
+        " is still running and its overlap policy refused another run"));
+  }
+  return run;
+}
+
+// ---------------------------------------------------------------- time
+
+void Plan::DetectClockStep(Now now) {
+  const absl::Duration offset =
+      now.wall - absl::UnixEpoch() - now.mono.SinceOrigin();
+  const absl::Duration change = offset - wall_minus_mono_;
+  wall_minus_mono_ = offset;
+  if (absl::AbsDuration(change) <= options_.step_tolerance) return;
+  // The wall clock was stepped: every job's timer stands for a wall time, so
+  // recompute them all. Watermarks do not move, so a backward step re-runs
+  // nothing; after a forward step the fires skipped over are due at once and go
+  // through the misfire policy.
+  ++counters_.clock_steps;
+  for (auto& job : job_slots_) {
+    if (job != nullptr && !job->removed) ArmJob(*job, now);
+  }
+}
+
+void Plan::ArmJob(Job& job, Now now) {
+  if (job.timer_armed) wheel_.Cancel(job.timer);
+  job.timer_armed = false;
+  job.next_fire = job.source.Next(job.watermark);
+  if (job.spec.paused || job.removed || job.next_fire == absl::InfiniteFuture())
+    return;
+  const MonoTime at = now.mono + (job.next_fire - now.wall);
+  job.timer = SetTimer(TimerKind::kJob, job.slot, at);
+  job.timer_armed = true;
+}
+
+// ---------------------------------------------------------------- fires
+
+void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
+  job.timer_armed = false;
+  const DueFires due =
+      DecideDueFires(job.source, job.watermark, now.wall, job.spec.misfire);
+  for (const MissedRange& range : due.missed) AddMissed(job, range, persist);
+  if (due.watermark != job.watermark) {
+    job.watermark = due.watermark;
+    persist->watermarks.push_back({job.spec.key, job.watermark});
+  }
+  const OverlapAction overlap = job.spec.overlap.action;
+  if (due.run.size() > 1 &&
+      (overlap == OverlapAction::kSkip || overlap == OverlapAction::kReplace)) {
+    // Several fires came due at once (after downtime or a forward clock step)
+    // and the policy lets at most one of them run: the newest. Deciding them
+    // oldest first would run a stale fire and skip the fresh one (skip), or
+    // claim runs only to cancel them (replace). The others are consecutive
+    // fires of the schedule: one range.
+    DecideFire(job, due.run.back(), now, persist, out);
+    AddMissed(
+        job,
+        MissedRange{due.run.front(), due.run[due.run.size() - 2],
+                    static_cast<int64_t>(due.run.size() - 1), false,
+                    overlap == OverlapAction::kSkip ? MissReason::kOverlap
+                                                    : MissReason::kReplaced},
+        persist);
+  } else {
+    for (absl::Time scheduled : due.run)
+      DecideFire(job, scheduled, now, persist, out);
+  }
+  ArmJob(job, now);
+}
+
+void Plan::AddMissed(Job& job, const MissedRange& range,
+                     PersistAction* persist) {
+  counters_.fires_missed[range.reason] += range.count;
+  persist->missed.push_back({job.spec.key, job.generation, range});
+}
+
+Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
+                        PersistAction* persist) {
+  auto run = std::make_unique<Run>();
+  run->id = next_run_++;
+  run->fire = FireKey{job.spec.key, job.generation, scheduled, manual};
+  run->job_slot = job.slot;
+  Run& r = *run;
+  runs_.emplace(r.id, std::move(run));
+  job.runs.push_back(r.id);
+  persist->claims.push_back({r.fire, r.id});
+  ++counters_.fires_run;
+  SetJitter(job, r, now);
+  return r;
+}
+
+// The overlap policy: what a fire that comes due does while the job's previous
+// run is going.
+void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
+                      PersistAction* persist, Output* out, bool manual) {
+  auto skip = [&](MissReason reason) {
+    AddMissed(job, MissedRange{scheduled, scheduled, 1, false, reason},
+              persist);
+  };
+  const OverlapPolicy& policy = job.spec.overlap;
+  const bool busy = job.active > 0;
+  if (busy) {
+    switch (policy.action) {
+      case OverlapAction::kAllow:
+        break;
+      case OverlapAction::kSkip:
+        if (!manual) return skip(MissReason::kOverlap);
+        return;  // a manual trigger refused by the policy creates nothing
+      case OverlapAction::kBufferOne:
+      case OverlapAction::kBufferAll: {
+        const size_t limit = policy.action == OverlapAction::kBufferOne
+                                 ? 1
+                                 : static_cast<size_t>(policy.max_buffered);
+        if (job.buffered.size() >= limit) {
+          if (!manual) skip(MissReason::kBufferFull);
+          return;
+        }
+        Run& run = NewRun(job, scheduled, manual, now, persist);
+        run.held = true;
+        job.buffered.push_back(run.id);
+        return;
+      }
+      case OverlapAction::kReplace: {
+        // The newest fire wins: an older buffered one is dropped, the active
+        // runs are cancelled (gracefully if running), and the new run starts
+        // when they have ended.
+        while (!job.buffered.empty()) {
+          FinishRun(*runs_.at(job.buffered.front()), RunState::kCancelled,
+                    "replaced by a newer fire", now, out);
+        }
+        for (RunId id : std::vector<RunId>(job.runs)) {
+          Run& old = *runs_.at(id);
+          if (old.held) continue;
+          if (old.state != RunState::kRunning) {
+            FinishRun(old, RunState::kCancelled, "replaced by a newer fire",
+                      now, out);
+          } else if (!old.cancel_requested) {
+            old.cancel_requested = true;
+            out->actions.push_back(
+                CancelAttemptAction{old.id, old.attempt, /*force=*/false});
+            // A target that ignores the graceful cancel is killed after the
+            // grace period, as on a timeout; otherwise it would hold its
+            // replacement back forever. (A timed-out attempt already has its
+            // kill timer.)
+            if (!old.timed_out) {
+              ArmRunTimer(old, TimerKind::kKill,
+                          now.mono + job.spec.timeout.grace);
+            }
+          }
+        }
+        Run& run = NewRun(job, scheduled, manual, now, persist);
+        if (job.active > 0) {
+          run.held = true;
+          job.buffered.push_back(run.id);
+        } else {
+          ++job.active;
+        }
+        return;
+      }
+    }
+  }
+  NewRun(job, scheduled, manual, now, persist);
+  ++job.active;
+}
+
+void Plan::SetJitter(Job& job, Run& run, Now now) {
+  run.not_before = now.mono;
+  if (job.spec.jitter <= absl::ZeroDuration() || run.fire.manual) return;
+  // The run starts at a uniformly random point of [scheduled, scheduled +
+  // jitter].
+  std::uniform_int_distribution<int64_t> dist(
+      0, absl::ToInt64Milliseconds(job.spec.jitter));
+  const absl::Time start =
+      run.fire.scheduled_time + absl::Milliseconds(dist(rng_));
+  run.not_before = now.mono + std::max(absl::ZeroDuration(), start - now.wall);
+}
+
+// ---------------------------------------------------------------- runs
+
+void Plan::Transition(Run& run, RunState to, int attempt, std::string detail,
+                      Output* out) {
+  if (!LegalTransition(run.state, to)) {
+    Die(absl::StrCat("run ", run.id, " (", run.fire.ToString(),
+                     "): illegal transition ", RunStateName(run.state), " -> ",
+                     RunStateName(to)));
+  }
+  out->actions.push_back(TransitionAction{run.id, run.fire, run.state, to,
+                                          attempt, std::move(detail)});
+  run.state = to;
+}
+
+void Plan::ArmRunTimer(Run& run, TimerKind kind, MonoTime at) {
+  DisarmRunTimer(run);
+  run.timer = SetTimer(kind, run.id, at);
+  run.timer_armed = true;
+}
+
+void Plan::DisarmRunTimer(Run& run) {
+  if (run.timer_armed) wheel_.Cancel(run.timer);
+  run.timer_armed = false;
+}
+
+void Plan::EnqueueReady(Run& run, Now now) {
+  if (run.not_before > now.mono) {
+    ArmRunTimer(run, TimerKind::kDelay, run.not_before);
+    return;
+  }
+  const Job& job = *job_slots_[run.job_slot];
+  ready_.Push(ReadyRun{run.id, job.spec.key.name_space, job.spec.priority,
+                       run.fire.scheduled_time});
+  run.in_queue = true;
+}
+
+void Plan::FinishRun(Run& run, RunState to, std::string detail, Now now,
+                     Output* out) {
+  Job& job = *job_slots_[run.job_slot];
+  if (run.in_queue) ready_.Remove(run.id);
+  run.in_queue = false;
+  DisarmRunTimer(run);
+  Transition(run, to, run.attempt, std::move(detail), out);
+  switch (to) {
+    case RunState::kSucceeded:
+      ++counters_.runs_succeeded;
+      break;
+    case RunState::kFailed:
+      ++counters_.runs_failed;
+      break;
+    default:
+      ++counters_.runs_cancelled;
+      break;
+  }
+  if (run.held) {
+    job.buffered.erase(
+        std::find(job.buffered.begin(), job.buffered.end(), run.id));
+  } else {
+    --job.active;
+  }
+  job.runs.erase(std::find(job.runs.begin(), job.runs.end(), run.id));
+  runs_.erase(run.id);  // `run` is gone from here on
+  if (job.removed) {
+    if (job.runs.empty()) {
+      const uint32_t slot = job.slot;
+      free_job_slots_.push_back(slot);
+      job_slots_[slot].reset();
+    }
+    return;
+  }
+  ReleaseBuffered(job, now, out);
+}
+
+void Plan::ReleaseBuffered(Job& job, Now now, Output* out) {
+  if (job.active > 0 || job.buffered.empty()) return;
+  Run& run = *runs_.at(job.buffered.front());
+  job.buffered.pop_front();
+  run.held = false;
+  ++job.active;
+  if (run.state == RunState::kPending) EnqueueReady(run, now);
+  // A run still claiming is queued when its claim is durable (OnPersisted).
+}
+
+void Plan::StartReady(Now now, Output* out) {
+  while (std::optional<ReadyRun> ready = ready_.PopStartable(now.mono)) {
+    Run& run = *runs_.at(ready->run_id);
+    run.in_queue = false;
+    const Job& job = *job_slots_[run.job_slot];
+    ++run.attempt;
+    run.timed_out = false;
+    if (run.attempt == 1) run.first_start = now.mono;
+    Transition(run, RunState::kRunning, run.attempt, "", out);
+    out->actions.push_back(
+        StartAttemptAction{run.id, run.fire, run.attempt, options_.token});
+    if (job.spec.timeout.attempt_timeout != absl::InfiniteDuration()) {
+      ArmRunTimer(run, TimerKind::kTimeout,
+                  now.mono + job.spec.timeout.attempt_timeout);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- events and
+// timers
+
+void Plan::FlushPersist(PersistAction persist, Now now, Output* out) {
+  if (persist.claims.empty() && persist.missed.empty() &&
+      persist.watermarks.empty())
+    return;
+  persist.batch = next_batch_++;
+  persist.token = options_.token;
+  in_flight_.emplace(persist.batch, persist);
+  out->actions.push_back(std::move(persist));
+}
+
+void Plan::OnPersisted(const PersistedEvent& e, Now now, Output* out) {
+  auto node = in_flight_.extract(e.batch);
+  if (node.empty()) return;  // a duplicate answer
+  PersistAction& batch = node.mapped();
+  if (e.status.ok()) {
+    for (const PersistAction::Claim& claim : batch.claims) {
+      auto it = runs_.find(claim.run);
+      if (it == runs_.end() || it->second->state != RunState::kClaiming)
+        continue;
+      Run& run = *it->second;
+      run.persisted = true;
+      Transition(run, RunState::kPending, 0, "claimed", out);
+      if (!run.held) EnqueueReady(run, now);
+    }
+    return;
+  }
+  if (e.status.code() == absl::StatusCode::kFailedPrecondition) {
+    // Fenced: another scheduler owns these jobs now. Nothing was written; these
+    // runs never happen here, and the owner decides the fires' fate.
+    for (const PersistAction::Claim& claim : batch.claims) {
+      auto it = runs_.find(claim.run);
+      if (it != runs_.end() && it->second->state == RunState::kClaiming) {
+        FinishRun(*it->second, RunState::kCancelled,
+                  absl::StrCat("fenced: ", e.status.message()), now, out);
+      }
+    }
+    return;
+  }
+  if (e.status.code() == absl::StatusCode::kAlreadyExists) {
+    // Some fire of the batch was claimed before, by another run (the store
+    // refuses a second claim of a FireKey, whoever asks). Nothing was written.
+    // Send each claim alone so that only the refused one is affected; a single
+    // refused claim never runs here.
+    if (batch.claims.size() <= 1) {
+      for (const PersistAction::Claim& claim : batch.claims) {
+        auto it = runs_.find(claim.run);
+        if (it != runs_.end() && it->second->state == RunState::kClaiming) {
+          FinishRun(*it->second, RunState::kCancelled,
+                    absl::StrCat("already claimed: ", e.status.message()), now,
+                    out);
+        }
+      }
+      batch.claims.clear();
+      FlushPersist(std::move(batch), now,
+                   out);  // the missed records and watermarks
+      return;
+    }
+    PersistAction rest = std::move(batch);
+    for (PersistAction::Claim& claim : rest.claims) {
+      PersistAction single;
+      single.claims.push_back(std::move(claim));
+      FlushPersist(std::move(single), now, out);
+    }
+    rest.claims.clear();
+    FlushPersist(std::move(rest), now, out);
+    return;
+  }
+  // Not written: send the same batch again later (claims are create-if-absent,
+  // so a batch that was in fact written is harmless to repeat).
+  to_resend_.push_back(std::move(batch));
+  if (!persist_timer_armed_) {
+    SetTimer(TimerKind::kPersist, 0, now.mono + options_.persist_retry);
+    persist_timer_armed_ = true;
+  }
+}
+
+void Plan::OnAttemptFinished(const AttemptFinishedEvent& e, Now now,
+                             Output* out) {
+  auto it = runs_.find(e.run);
+  if (it == runs_.end() || it->second->state != RunState::kRunning ||
+      it->second->attempt != e.attempt) {
+    return;  // a duplicate or stale report
+  }
+  Run& run = *it->second;
+  const Job& job = *job_slots_[run.job_slot];
+  ready_.OnRunFinished(run.id);
+  DisarmRunTimer(run);
+  AttemptOutcome outcome =
+      run.timed_out ? AttemptOutcome::kTimedOut : e.outcome;
+  if (outcome == AttemptOutcome::kSucceeded) {
+    return FinishRun(run, RunState::kSucceeded, e.detail, now, out);
+  }
+  if (outcome == AttemptOutcome::kCancelled || run.cancel_requested) {
+    return FinishRun(run, RunState::kCancelled,
+                     e.detail.empty() ? "cancelled" : e.detail, now, out);
+  }
+  const RetryPolicy& retry = job.spec.retry;
+  std::string why =
+      outcome == AttemptOutcome::kTimedOut ? "timed out" : e.detail;
+  if (outcome == AttemptOutcome::kTimedOut) ++counters_.timeouts;
+  // A removed job starts nothing new, retries included: its last attempt's
+  // failure is final.
+  if (job.removed) {
+    return FinishRun(run, RunState::kFailed, why + " (job removed: no retry)",
+                     now, out);
+  }
+  const bool retryable = outcome == AttemptOutcome::kTimedOut
+                             ? retry.retry_on_timeout
+                             : retry.retry_on_failure;
+  if (!retryable)
+    return FinishRun(run, RunState::kFailed, why + " (not retryable)", now,
+                     out);
+  if (run.attempt >= retry.max_attempts) {
+    return FinishRun(
+        run, RunState::kFailed,
+        absl::StrCat(why, " (exhausted ", retry.max_attempts,
+                     retry.max_attempts == 1 ? " attempt)" : " attempts)"),
+        now, out);
+  }
+  // Exponential backoff with full jitter: uniform in [0, min(max, initial *
+  // multiplier^(n-1))].
+  const double scale = std::pow(retry.multiplier, run.attempt - 1);
+  const absl::Duration cap =
+      std::min(retry.max_backoff,
+               absl::Seconds(absl::ToDoubleSeconds(retry.initial_backoff) *
+                             std::min(scale, 1e12)));
+  std::uniform_int_distribution<int64_t> dist(0,
+                                              absl::ToInt64Milliseconds(cap));
+  const absl::Duration backoff = absl::Milliseconds(dist(rng_));
+  // Measured on the monotonic clock: a wall-clock step must not stretch or
+  // shrink the budget.
+  if (now.mono + backoff - run.first_start > retry.max_retry_duration) {
+    return FinishRun(
+        run, RunState::kFailed,
+        absl::StrCat(why, " (retries would exceed max_retry_duration)"), now,
+        out);
+  }
+  ++counters_.retries;
+  Transition(run, RunState::kRetrying, run.attempt,
+             absl::StrCat(why, "; retry in ", absl::FormatDuration(backoff)),
+             out);
+  ArmRunTimer(run, TimerKind::kRetry, now.mono + backoff);
+}
+
+void Plan::OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out) {
+  const auto kind = static_cast<TimerKind>(id >> kTimerShift);
+  const uint64_t index = id & ((uint64_t{1} << kTimerShift) - 1);
+  if (kind == TimerKind::kJob) {
+    if (index < job_slots_.size() && job_slots_[index] != nullptr &&
+        !job_slots_[index]->removed) {
+      FireJob(*job_slots_[index], now, persist, out);
+    }
+    return;
+  }
+  if (kind == TimerKind::kPersist) {
+    persist_timer_armed_ = false;
+    std::vector<PersistAction> resend;
+    resend.swap(to_resend_);
+    for (PersistAction& batch : resend) {
+      in_flight_.emplace(batch.batch, batch);
+      out->actions.push_back(std::move(batch));
+    }
+    return;
+  }
+  auto it = runs_.find(index);
+  if (it == runs_.end()) return;
+  Run& run = *it->second;
+  run.timer_armed = false;
+  switch (kind) {
+    case TimerKind::kDelay:
+      if (run.state == RunState::kPending && !run.held) {
+        run.not_before = now.mono;
+        EnqueueReady(run, now);
+      }
+      break;
+    case TimerKind::kRetry:
+      if (run.state == RunState::kRetrying) {
+        Transition(run, RunState::kPending, run.attempt, "retrying", out);
+        run.not_before = now.mono;
+        EnqueueReady(run, now);
+      }
+      break;
+    case TimerKind::kTimeout:
+      if (run.state == RunState::kRunning) {
+        run.timed_out = true;
+        out->actions.push_back(
+            CancelAttemptAction{run.id, run.attempt, /*force=*/false});
+        ArmRunTimer(run, TimerKind::kKill,
+                    now.mono + job_slots_[run.job_slot]->spec.timeout.grace);
+      }
+      break;
+    case TimerKind::kKill:
+      if (run.state == RunState::kRunning) {
+        out->actions.push_back(
+            CancelAttemptAction{run.id, run.attempt, /*force=*/true});
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+void Plan::Step(Now now, Output* out) {
+  DetectClockStep(now);
+  last_now_ = now;
+  PersistAction persist;
+  std::vector<wheel::TimingWheel::Expired> expired;
+  const int64_t now_ms = absl::ToInt64Milliseconds(
+      absl::Floor(now.mono.SinceOrigin(), absl::Milliseconds(1)));
+  // `>=`, not `>`: a timer armed for an instant that has already come (a retry
+  // with no backoff, a job re-armed after a forward clock step) sits in the
+  // wheel's overdue list and fires only at an AdvanceTo, even one to the
+  // wheel's own time.
+  if (now_ms >= wheel_.now()) wheel_.AdvanceTo(now_ms, &expired);
+  for (const auto& e : expired) OnTimer(e.id, now, &persist, out);
+  FlushPersist(std::move(persist), now, out);
+  StartReady(now, out);
+  out->wake_at = MonoTime::Infinite();
+  if (std::optional<int64_t> next = wheel_.NextDeadline()) {
+    out->wake_at = MonoTime::FromSinceOrigin(absl::Milliseconds(*next));
+  }
+  if (std::optional<MonoTime> eligible = ready_.NextEligibleTime(now.mono)) {
+    out->wake_at = std::min(out->wake_at, *eligible);
+  }
+}
+
+void Plan::Advance(Now now, Output* out) { Step(now, out); }
+
+void Plan::OnEvent(const Event& event, Now now, Output* out) {
+  if (const auto* p = std::get_if<PersistedEvent>(&event)) {
+    OnPersisted(*p, now, out);
+  } else if (const auto* a = std::get_if<AttemptFinishedEvent>(&event)) {
+    OnAttemptFinished(*a, now, out);
+  }
+  Step(now, out);
+}
+
+// ---------------------------------------------------------------- inspection
+
+absl::Time Plan::NextFireTime(const JobKey& key) const {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return absl::InfiniteFuture();
+  const Job& job = *job_slots_[it->second];
+  return job.spec.paused ? absl::InfiniteFuture() : job.next_fire;
+}
+
+int64_t Plan::Generation(const JobKey& key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? 0 : job_slots_[it->second]->generation;
+}
+
+absl::Time Plan::Watermark(const JobKey& key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? absl::InfinitePast()
+                           : job_slots_[it->second]->watermark;
+}
+
+std::optional<RunState> Plan::GetRunState(RunId run) const {
+  auto it = runs_.find(run);
+  if (it == runs_.end()) return std::nullopt;
+  return it->second->state;
+}
+
+}  // namespace chime::core

@@ -1,0 +1,334 @@
+// Plan: the whole scheduling state machine of chime, with no I/O.
+//
+// The Plan decides, for every job, when each fire is due and what happens to
+// it. It never sleeps, spawns, reads a clock or writes to a store: the driver
+// (or a test) tells it what happened -- time passed, a job changed, a store
+// write or an attempt finished -- and carries out the actions it returns.
+// Everything interesting (misfires, overlap, retries, timeouts, daylight
+// saving, clock steps, fairness) is therefore testable in microseconds with a
+// simulated clock, from scenario files (tests/scenarios/).
+//
+// Time. Every call passes `Now` = {wall, mono}. Schedules are in wall time;
+// timers run on the monotonic clock: a job whose next fire is at wall time T
+// gets a timer at mono + (T - wall). When wall - mono changes by more than
+// `step_tolerance` between calls, the wall clock was stepped: every timer is
+// recomputed; a backward step never re-runs a fire already decided (the
+// watermark only moves forward); a forward step makes the skipped fires due at
+// once, and the misfire policy decides their fate.
+//
+// A fire's life: due -> decided (run, skipped or missed, with a reason) -> for
+// runs, persisted as a claim (Action kPersist; the driver answers with Event
+// kPersisted) -> pending in the ready queue -> started (kStartAttempt) ->
+// finished (Event kAttemptFinished) -> maybe retried -> succeeded | failed |
+// cancelled. A run found running after a restart becomes lost (issue 4).
+//
+// Overlap `replace` cancels the running attempt gracefully and, if it has not
+// ended after the job's timeout grace period, by force, as a timeout does; the
+// new run starts once it has ended.
+//
+// Run states and the only legal transitions (anything else is a bug and
+// CHECK-fails):
+//   claiming -> pending | cancelled        (claim persisted; job removed before
+//   it was) pending  -> running | cancelled        (started; removed, replaced)
+//   running  -> succeeded | failed | retrying | cancelled
+//   retrying -> running | cancelled        (backoff elapsed -> pending again,
+//   then running)
+//
+// Thread-safety: not thread-safe; owned by one thread (the driver's scheduler
+// thread).
+#ifndef CHIME_SRC_CORE_PLAN_H_
+#define CHIME_SRC_CORE_PLAN_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "chime/clock.h"
+#include "chime/job.h"
+#include "src/core/fire_source.h"
+#include "src/core/misfire.h"
+#include "src/core/ready_queue.h"
+#include "src/wheel/timing_wheel.h"
+
+namespace chime::core {
+
+struct Now {
+  absl::Time wall;
+  MonoTime mono;
+};
+
+using RunId = uint64_t;
+
+enum class RunState {
+  kClaiming,
+  kPending,
+  kRunning,
+  kRetrying,
+  kSucceeded,
+  kFailed,
+  kCancelled
+};
+absl::string_view RunStateName(RunState s);
+
+enum class AttemptOutcome { kSucceeded, kFailed, kTimedOut, kCancelled };
+
+// --- Actions: what the driver must carry out, in order. ---
+
+// Persist, in one transaction: claims for the fires that run (create-if-absent
+// by FireKey, fenced by `token`), the missed and skipped records, and each
+// job's new watermark. Answer with a Persisted event carrying `batch`.
+struct PersistAction {
+  uint64_t batch = 0;
+  int64_t token = 0;
+  struct Claim {
+    FireKey fire;
+    RunId run = 0;
+  };
+  std::vector<Claim> claims;
+  struct Missed {
+    JobKey job;
+    int64_t generation = 0;
+    MissedRange range;
+  };
+  std::vector<Missed> missed;
+  struct Watermark {
+    JobKey job;
+    absl::Time watermark;
+  };
+  std::vector<Watermark> watermarks;
+};
+
+// Start attempt `attempt` of `run`; report its end with an AttemptFinished
+// event.
+struct StartAttemptAction {
+  RunId run = 0;
+  FireKey fire;
+  int attempt = 1;
+  int64_t token = 0;
+};
+
+// Cancel the running attempt: gracefully (SIGTERM / abort the request), or by
+// force (SIGKILL).
+struct CancelAttemptAction {
+  RunId run = 0;
+  int attempt = 1;
+  bool force = false;
+};
+
+// Record a run state change (for history and metrics).
+struct TransitionAction {
+  RunId run = 0;
+  FireKey fire;
+  RunState from = RunState::kClaiming;
+  RunState to = RunState::kClaiming;
+  int attempt = 0;
+  std::string
+      detail;  // why: "retry in 2.5s", "timed out", "exhausted 3 attempts", ...
+};
+
+using Action = std::variant<PersistAction, StartAttemptAction,
+                            CancelAttemptAction, TransitionAction>;
+
+struct Output {
+  std::vector<Action> actions;
+  // When the Plan next needs Advance() (MonoTime::Infinite() if never, until an
+  // event).
+  MonoTime wake_at = MonoTime::Infinite();
+};
+
+// --- Events: what happened outside. ---
+
+struct PersistedEvent {
+  uint64_t batch = 0;
+  // OK: all claims and records are durable. FailedPrecondition: fenced --
+  // another scheduler holds the lease; nothing was written. AlreadyExists: a
+  // FireKey of the batch was claimed before by another run; nothing was written
+  // (the Plan re-sends each claim alone, and a refused claim's run is
+  // cancelled, never run twice). Anything else: nothing was written (the driver
+  // resolves indeterminate writes by reading back before answering); the Plan
+  // re-sends the batch later.
+  absl::Status status;
+};
+
+struct AttemptFinishedEvent {
+  RunId run = 0;
+  int attempt = 1;
+  AttemptOutcome outcome = AttemptOutcome::kSucceeded;
+  std::string detail;
+};
+
+using Event = std::variant<PersistedEvent, AttemptFinishedEvent>;
+
+struct PlanOptions {
+  int max_concurrent_runs = 0;  // 0 = unlimited
+  absl::Duration step_tolerance = absl::Milliseconds(500);
+  absl::Duration persist_retry =
+      absl::Seconds(1);  // re-send a failed persist after this
+  int64_t token = 1;     // fencing token of this scheduler's lease
+  uint64_t seed = 1;     // jitter and backoff randomness
+  // How namespaces share execution slots under `max_concurrent_runs`: weight
+  // (deficit round-robin) and quotas, by namespace name (see ready_queue.h). A
+  // namespace not listed gets the default: weight 1, no quotas.
+  std::map<std::string, NamespaceConfig> namespaces;
+};
+
+// Counts of every decision, for metrics and tests.
+struct PlanCounters {
+  int64_t fires_run = 0;
+  absl::flat_hash_map<MissReason, int64_t>
+      fires_missed;  // by reason, counting range sizes
+  int64_t runs_succeeded = 0, runs_failed = 0, runs_cancelled = 0;
+  int64_t retries = 0, timeouts = 0;
+  int64_t clock_steps = 0;
+};
+
+class Plan {
+ public:
+  // OK, or InvalidArgument naming the offending option ("namespaces: namespace
+  // \"batch\": weight: 0 is below 1").
+  static absl::Status ValidateOptions(const PlanOptions& options);
+  // REQUIRES: ValidateOptions(options).ok() (aborts otherwise).
+  explicit Plan(PlanOptions options, Now now);
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  // Adds a job, or replaces it. A changed trigger (or start/end) bumps the
+  // generation: runs of the old schedule that are buffered are cancelled
+  // ("schedule changed"); running and pending runs finish; fires of the old
+  // schedule that came due while the job was paused are recorded missed
+  // (kPaused) under the old generation. The new schedule's first fire is the
+  // first after `now`. A new job's first fire is the first scheduled time after
+  // `now`. InvalidArgument (naming the field) leaves everything unchanged.
+  absl::Status UpsertJob(const JobSpec& spec, Now now, Output* out);
+  // Removes a job: pending and buffered runs are cancelled, and so are runs
+  // waiting to retry; running ones run to completion (their outcome is
+  // recorded) but are not retried. A paused job's fires that came due while
+  // paused are recorded missed (kPaused).
+  absl::Status RemoveJob(const JobKey& key, Now now, Output* out);
+  // Pausing stops new fires; resuming records the fires due while paused as
+  // missed (kPaused) and continues from `now`.
+  absl::Status PauseJob(const JobKey& key, Now now, Output* out);
+  absl::Status ResumeJob(const JobKey& key, Now now, Output* out);
+  // Runs the job now, outside its schedule: a fire with scheduled time `now`
+  // (rounded down to the millisecond; if an earlier manual fire of the job
+  // already has that time or a later one
+  // -- two triggers within a millisecond, a backward clock step -- 1 ms after
+  // that fire, so that no two manual fires share a FireKey). Returns its run
+  // id. Overlap policy applies: a trigger the policy refuses returns
+  // FailedPrecondition and records nothing.
+  absl::StatusOr<RunId> TriggerJob(const JobKey& key, Now now, Output* out);
+  // Sets a namespace's weight and quotas; pending runs that the new setting
+  // lets start, start now. Running runs are not touched. InvalidArgument
+  // (naming the field) changes nothing.
+  absl::Status ConfigureNamespace(absl::string_view name_space,
+                                  const NamespaceConfig& config, Now now,
+                                  Output* out);
+
+  // Time passed: fires due by now.wall are decided, runs started, timeouts and
+  // retries handled.
+  void Advance(Now now, Output* out);
+  // Something happened outside; followed by the same work as Advance.
+  void OnEvent(const Event& event, Now now, Output* out);
+
+  // Inspection (tests, API).
+  const PlanCounters& counters() const { return counters_; }
+  size_t num_jobs() const { return jobs_.size(); }
+  // The next scheduled fire of a job (InfiniteFuture if none or paused).
+  absl::Time NextFireTime(const JobKey& key) const;
+  int64_t Generation(const JobKey& key) const;
+  // The job's watermark: fires of its current generation at or before it are
+  // decided and are never decided again (InfinitePast if there is no such job).
+  absl::Time Watermark(const JobKey& key) const;
+  // The state of an unfinished run; nullopt once it has finished (its history
+  // is in the TransitionActions).
+  std::optional<RunState> GetRunState(RunId run) const;
+  // Every namespace the dispatch queue has seen, with its pending and running
+  // runs.
+  std::vector<ReadyQueue::NamespaceStats> QueueStats() const {
+    return ready_.Stats();
+  }
+
+ private:
+  struct Job;
+  struct Run;
+
+  // Timer ids in the wheel: kind in the top bits, index below.
+  enum class TimerKind : uint64_t {
+    kJob = 0,      // index = job slot: the job's next fire is due
+    kDelay = 1,    // index = run: jitter elapsed, the run may start
+    kRetry = 2,    // index = run: backoff elapsed
+    kTimeout = 3,  // index = run: the attempt ran too long: cancel gracefully
+    kKill = 4,     // index = run: the grace period ended: cancel by force
+    kPersist = 5,  // re-send failed persist batches
+  };
+
+  absl::StatusOr<Job*> FindJob(const JobKey& key);
+  void Step(Now now, Output* out);
+  void DetectClockStep(Now now);
+  void ArmJob(Job& job, Now now);
+  void FireJob(Job& job, Now now, PersistAction* persist, Output* out);
+  void DecideFire(Job& job, absl::Time scheduled, Now now,
+                  PersistAction* persist, Output* out, bool manual = false);
+  Run& NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
+              PersistAction* persist);
+  void SetJitter(Job& job, Run& run, Now now);
+  void OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out);
+  void OnPersisted(const PersistedEvent& e, Now now, Output* out);
+  void OnAttemptFinished(const AttemptFinishedEvent& e, Now now, Output* out);
+  void ArmRunTimer(Run& run, TimerKind kind, MonoTime at);
+  void DisarmRunTimer(Run& run);
+  void EnqueueReady(Run& run, Now now);
+  void AddMissed(Job& job, const MissedRange& range, PersistAction* persist);
+  // Records the job's fires in (watermark, now] as missed (kPaused) and moves
+  // the watermark.
+  void RecordPausedMisses(Job& job, Now now, PersistAction* persist);
+  void Transition(Run& run, RunState to, int attempt, std::string detail,
+                  Output* out);
+  void StartReady(Now now, Output* out);
+  void FinishRun(Run& run, RunState to, std::string detail, Now now,
+                 Output* out);
+  void ReleaseBuffered(Job& job, Now now, Output* out);
+  void FlushPersist(PersistAction persist, Now now, Output* out);
+  int64_t MonoMs(MonoTime t) const;
+  wheel::TimingWheel::Handle SetTimer(TimerKind kind, uint64_t index,
+                                      MonoTime at);
+
+  PlanOptions options_;
+  std::mt19937_64 rng_;
+  wheel::TimingWheel wheel_;
+  ReadyQueue ready_;
+  absl::Duration wall_minus_mono_;  // at the last call; a change beyond
+                                    // tolerance is a step
+  Now last_now_;
+  PlanCounters counters_;
+
+  std::vector<std::unique_ptr<Job>>
+      job_slots_;  // index = timer index; null = free
+  std::vector<uint32_t> free_job_slots_;
+  absl::flat_hash_map<JobKey, uint32_t> jobs_;
+  // The last generation of each removed job: one entry per key ever removed.
+  absl::flat_hash_map<JobKey, int64_t> retired_generations_;
+  absl::flat_hash_map<RunId, std::unique_ptr<Run>> runs_;
+  RunId next_run_ = 1;
+  uint64_t next_batch_ = 1;
+  // Persist batches sent and not yet answered; failed ones wait for a retry
+  // timer.
+  absl::flat_hash_map<uint64_t, PersistAction> in_flight_;
+  std::vector<PersistAction> to_resend_;
+  bool persist_timer_armed_ = false;
+};
+
+}  // namespace chime::core
+
+#endif  // CHIME_SRC_CORE_PLAN_H_

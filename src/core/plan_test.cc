@@ -1,0 +1,199 @@
+#include "src/core/plan.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/civil_time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/time/rfc3339.h"
+#include "testing/status_matchers.h"
+
+namespace chime::core {
+namespace {
+
+using ::chime::testing::IsOk;
+using ::testing::ElementsAre;
+
+absl::Time T(absl::string_view rfc3339) { return *time::ParseRfc3339(rfc3339); }
+
+// Drives a Plan as the real driver would, with a store that always succeeds and
+// an executor that records starts; time moves only through Advance*. Every
+// action is logged as a line.
+class Harness {
+ public:
+  explicit Harness(PlanOptions options = {},
+                   absl::Time start = T("2026-03-01T00:00:00Z"))
+      : now_{start, MonoTime::FromSinceOrigin(absl::Hours(1))},
+        plan_(options, now_) {}
+
+  absl::Status Add(JobSpec spec) {
+    return Do([&](Output* o) { return plan_.UpsertJob(spec, now_, o); });
+  }
+
+  // Moves time forward by `d`, waking the plan at every wake-up on the way,
+  // like a driver.
+  void AdvanceBy(absl::Duration d) {
+    const MonoTime target = now_.mono + d;
+    for (int guard = 0; guard < 100000; ++guard) {
+      const MonoTime next = std::min(wake_at_, target);
+      if (next > now_.mono) SetMono(next);
+      Output out;
+      plan_.Advance(now_, &out);
+      Handle(out);
+      if (wake_at_ > target) break;
+    }
+    SetMono(target);
+    Output out;
+    plan_.Advance(now_, &out);
+    Handle(out);
+  }
+
+  void Finish(RunId run, int attempt, AttemptOutcome outcome,
+              std::string detail = "") {
+    Output out;
+    plan_.OnEvent(AttemptFinishedEvent{run, attempt, outcome, detail}, now_,
+                  &out);
+    Handle(out);
+  }
+
+  std::vector<std::string> TakeLog() { return std::exchange(log_, {}); }
+  const std::vector<StartAttemptAction>& starts() const { return starts_; }
+  Plan& plan() { return plan_; }
+  Now now() const { return now_; }
+
+ private:
+  template <typename F>
+  absl::Status Do(F f) {
+    Output out;
+    absl::Status s = f(&out);
+    Handle(out);
+    return s;
+  }
+
+  void SetMono(MonoTime m) {
+    now_.wall += m - now_.mono;
+    now_.mono = m;
+  }
+
+  std::string Clock() const { return time::FormatUtc(now_.wall).substr(11, 8); }
+
+  void Handle(Output& out) {
+    wake_at_ = out.wake_at;
+    std::vector<PersistedEvent> acks;
+    for (Action& a : out.actions) {
+      if (auto* p = std::get_if<PersistAction>(&a)) {
+        std::string line = absl::StrCat(Clock(), " persist");
+        for (auto& c : p->claims)
+          absl::StrAppend(&line, " claim=", c.fire.ToString());
+        for (auto& m : p->missed) {
+          absl::StrAppend(&line, " missed=", MissReasonName(m.range.reason),
+                          ":", m.range.count);
+        }
+        log_.push_back(line);
+        acks.push_back({p->batch, absl::OkStatus()});
+      } else if (auto* s = std::get_if<StartAttemptAction>(&a)) {
+        log_.push_back(absl::StrCat(Clock(), " start ", s->fire.ToString(),
+                                    " #", s->attempt));
+        starts_.push_back(*s);
+      } else if (auto* c = std::get_if<CancelAttemptAction>(&a)) {
+        log_.push_back(absl::StrCat(Clock(), " cancel run", c->run,
+                                    c->force ? " force" : ""));
+      } else if (auto* t = std::get_if<TransitionAction>(&a)) {
+        if (t->to != RunState::kPending && t->to != RunState::kRunning) {
+          log_.push_back(absl::StrCat(Clock(), " ", t->fire.ToString(), " ",
+                                      RunStateName(t->to),
+                                      t->detail.empty() ? "" : " (", t->detail,
+                                      t->detail.empty() ? "" : ")"));
+        }
+      }
+    }
+    for (const PersistedEvent& ack : acks) {
+      Output more;
+      plan_.OnEvent(ack, now_, &more);
+      Handle(more);
+    }
+  }
+
+  Now now_;
+  Plan plan_;
+  MonoTime wake_at_ = MonoTime::Infinite();
+  std::vector<std::string> log_;
+  std::vector<StartAttemptAction> starts_;
+};
+
+JobSpec Cron(std::string id, std::string expr) {
+  JobSpec spec;
+  spec.key.id = std::move(id);
+  spec.trigger.expression = std::move(expr);
+  return spec;
+}
+
+TEST(Plan, FiresEachScheduledTimeOnceAfterItsClaimIsDurable) {
+  Harness h;
+  ASSERT_THAT(h.Add(Cron("a", "*/5 * * * *")), IsOk());
+  h.AdvanceBy(absl::Minutes(6));
+  h.Finish(h.starts().at(0).run, 1, AttemptOutcome::kSucceeded);
+  h.AdvanceBy(absl::Minutes(5));
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:05:00 persist claim=a:1:2026-03-01T00:05:00Z",
+                          "00:05:00 start a:1:2026-03-01T00:05:00Z #1",
+                          "00:06:00 a:1:2026-03-01T00:05:00Z succeeded",
+                          "00:10:00 persist claim=a:1:2026-03-01T00:10:00Z",
+                          "00:10:00 start a:1:2026-03-01T00:10:00Z #1"));
+}
+
+TEST(Plan, OverlapSkipRecordsTheSkippedFire) {
+  Harness h;
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.overlap.action = OverlapAction::kSkip;
+  ASSERT_THAT(h.Add(spec), IsOk());
+  h.AdvanceBy(absl::Minutes(2) + absl::Seconds(30));
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:01:00 persist claim=a:1:2026-03-01T00:01:00Z",
+                          "00:01:00 start a:1:2026-03-01T00:01:00Z #1",
+                          "00:02:00 persist missed=overlap:1"));
+  h.Finish(h.starts()[0].run, 1, AttemptOutcome::kSucceeded);
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:02:30 a:1:2026-03-01T00:01:00Z succeeded"));
+}
+
+TEST(Plan, FailedAttemptsRetryWithBackoffUntilExhausted) {
+  Harness h;
+  JobSpec spec = Cron("a", "0 * * * *");
+  spec.retry.max_attempts = 3;
+  spec.retry.initial_backoff = absl::Seconds(10);
+  ASSERT_THAT(h.Add(spec), IsOk());
+  h.AdvanceBy(absl::Hours(1));
+  ASSERT_EQ(h.starts().size(), 1u);
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    h.Finish(h.starts().back().run, attempt, AttemptOutcome::kFailed, "exit 1");
+    h.AdvanceBy(absl::Minutes(1));  // more than any backoff
+  }
+  EXPECT_EQ(h.starts().size(), 3u);
+  EXPECT_EQ(h.plan().counters().retries, 2);
+  EXPECT_EQ(h.plan().counters().runs_failed, 1);
+}
+
+TEST(Plan, TimeoutCancelsGracefullyThenByForce) {
+  Harness h;
+  JobSpec spec = Cron("a", "0 * * * *");
+  spec.timeout.attempt_timeout = absl::Seconds(30);
+  spec.timeout.grace = absl::Seconds(5);
+  ASSERT_THAT(h.Add(spec), IsOk());
+  h.AdvanceBy(absl::Hours(1));
+  h.TakeLog();
+  h.AdvanceBy(absl::Seconds(40));
+  EXPECT_THAT(h.TakeLog(), ElementsAre("01:00:30 cancel run1",
+                                       "01:00:35 cancel run1 force"));
+  h.Finish(h.starts()[0].run, 1, AttemptOutcome::kCancelled);
+  EXPECT_THAT(
+      h.TakeLog(),
+      ElementsAre(
+          "01:00:40 a:1:2026-03-01T01:00:00Z failed (timed out (exhausted 1 "
+          "attempt))"));
+}
+
+}  // namespace
+}  // namespace chime::core

@@ -1,0 +1,65 @@
+// The scheduler driver: the thin loop that owns a core::Plan, feeds it time,
+// commands and results, and carries out its actions through a store and a
+// worker pool. It implements chime::Scheduler (include/chime/scheduler.h);
+// Scheduler::Create builds one with a fresh MemoryStore.
+//
+// How the driver carries out each action of the Plan (src/core/plan.h):
+//   - PersistAction: written to the store on the scheduler thread, then
+//     answered at once with a PersistedEvent carrying the store's status. The
+//     missed and skipped records of a batch written become RunEvents (below).
+//   - StartAttemptAction: the job's function (the one registered by the latest
+//     AddJob; a removed job's running attempt keeps its own) runs on a worker
+//     through the interceptor chain, with a fresh cancelled flag; started_at
+//     is the clock's wall time when the action is carried out. Its result
+//     becomes an AttemptFinishedEvent by ClassifyAttempt (interceptors.h).
+//   - CancelAttemptAction: sets the attempt's cancelled flag and wakes any
+//     thread blocked in `ctx.cancelled->wait(false)`. A forced cancel does the
+//     same: a function in this process cannot be killed, so one that ignores
+//     the flag runs on, and its run stays running.
+//   - TransitionAction: appended to the store's history, then passed to
+//     on_run_event.
+//
+// RunEvents passed to on_run_event, on the scheduler thread, after the store
+// has recorded them:
+//   - a run transition: run_id, fire_id, from/to = core::RunStateName,
+//     attempt, detail;
+//   - a fire that did not run: run_id 0, fire_id of the (first) fire, from "",
+//     to "skipped" (overlap, buffer_full, replaced: the overlap policy
+//     decided) or "missed" (every other core::MissReason), attempt 0, detail
+//     "<reason>" for one fire, or "<reason>: <n> fires from <first> to
+//     <last>" for a range ("at least <n>" when the count is capped).
+//
+// Time: the driver reads time and waits only through the injected Clock. Each
+// pass of the scheduler thread applies the queued commands and events, calls
+// Plan::Advance, carries out every action, then waits on the clock until the
+// Plan's wake_at or a notification.
+//
+// Shutdown(grace): the driver removes every job from the Plan (runs not yet
+// started are recorded cancelled, "job removed"; running ones are not
+// retried), waits for running attempts until `grace` has passed on the clock,
+// then sets the cancelled flag of the rest and waits -- without a time limit:
+// a function that never returns blocks Shutdown -- for them to return. Their
+// outcomes are recorded (an error after the cancel: cancelled, detail
+// "shutdown: ..."). Then the scheduler thread and the workers are joined.
+//
+// Thread-safety: as chime::Scheduler.
+#ifndef CHIME_SRC_DRIVER_DRIVER_H_
+#define CHIME_SRC_DRIVER_DRIVER_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "chime/scheduler.h"
+#include "src/driver/memory_store.h"
+
+namespace chime::driver {
+
+// A Scheduler persisting to `store` (shared, so a test or the daemon can
+// inspect it). Errors as Scheduler::Create: InvalidArgument naming the bad
+// option.
+absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
+    SchedulerOptions options, std::shared_ptr<MemoryStore> store);
+
+}  // namespace chime::driver
+
+#endif  // CHIME_SRC_DRIVER_DRIVER_H_

@@ -1,0 +1,244 @@
+// The Scheduler's controls: pause and resume, trigger now, remove, calls before
+// Start, calls from job functions and callbacks, and option checks.
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/driver/scheduler_test_util.h"
+#include "testing/status_matchers.h"
+
+namespace chime::driver::testing {
+namespace {
+
+using ::chime::testing::IsOk;
+using ::chime::testing::IsOkAndHolds;
+using ::chime::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST_F(SchedulerTest, PausedJobDoesNotRunAndResumeRecordsTheMissedFires) {
+  Create();
+  ASSERT_THAT(
+      scheduler_->AddJob(Cron("a", "* * * * *"), Returns(absl::OkStatus())),
+      IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  ASSERT_THAT(scheduler_->PauseJob(Key("a")), IsOk());
+  EXPECT_THAT(scheduler_->NextFireTime(Key("a")),
+              IsOkAndHolds(absl::InfiniteFuture()));
+  AdvanceTo(absl::Minutes(3) + absl::Seconds(30));
+  ASSERT_THAT(scheduler_->ResumeJob(Key("a")), IsOk());
+  // A command returns once its actions are carried out: the record is there
+  // already.
+  const std::vector<RunEvent> events = recorder_.events();
+  ASSERT_EQ(events.size(), 1u) << recorder_.Dump();
+  EXPECT_EQ(events[0].fire_id, FireId("a", absl::Minutes(1)));
+  EXPECT_EQ(events[0].to, "missed");
+  EXPECT_EQ(
+      events[0].detail,
+      "paused: 3 fires from 2026-01-01T00:01:00Z to 2026-01-01T00:03:00Z");
+  EXPECT_THAT(scheduler_->NextFireTime(Key("a")),
+              IsOkAndHolds(Wall(absl::Minutes(4))));
+  AdvanceTo(absl::Minutes(4));
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(4)), "succeeded");
+  ASSERT_EQ(recorder_.seen().size(), 1u);
+  EXPECT_EQ(recorder_.seen()[0].fire_id, FireId("a", absl::Minutes(4)));
+  EXPECT_THAT(scheduler_->PauseJob(Key("nope")),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(scheduler_->ResumeJob(Key("nope")),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(SchedulerTest, TriggerRunsTheJobNowAsAManualFire) {
+  Create();
+  Gate gate;
+  ASSERT_THAT(scheduler_->AddJob(Cron("yearly", "0 0 1 1 *"),
+                                 [&](const AttemptContext& ctx) {
+                                   recorder_.Record(ctx);
+                                   gate.Pass();
+                                   return absl::OkStatus();
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Seconds(10) + absl::Milliseconds(500));
+  absl::StatusOr<uint64_t> run = scheduler_->TriggerJob(Key("yearly"));
+  ASSERT_THAT(run, IsOk());
+  ASSERT_TRUE(gate.WaitEntered());
+  // Overlap skip (the default) refuses a second run while the first is going.
+  EXPECT_THAT(scheduler_->TriggerJob(Key("yearly")),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  gate.Open();
+  const std::string fire_id = "yearly:1:2026-01-01T00:00:10.5Z:manual";
+  recorder_.WaitForEvent(fire_id, "succeeded");
+  ASSERT_EQ(recorder_.seen().size(), 1u);
+  const Seen seen = recorder_.seen()[0];
+  EXPECT_EQ(seen.fire_id, fire_id);
+  EXPECT_EQ(seen.run_id, *run);
+  EXPECT_TRUE(seen.manual);
+  EXPECT_EQ(seen.scheduled_time,
+            Wall(absl::Seconds(10) + absl::Milliseconds(500)));
+  EXPECT_THAT(scheduler_->TriggerJob(Key("nope")),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(SchedulerTest, RemovedJobFinishesItsRunningAttemptAndFiresNoMore) {
+  Create();
+  Gate gate;
+  ASSERT_THAT(scheduler_->AddJob(Cron("a", "* * * * *"),
+                                 [&](const AttemptContext& ctx) {
+                                   recorder_.Record(ctx);
+                                   gate.Pass();
+                                   return absl::OkStatus();
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->AddJob(Cron("probe", "*/5 * * * *"),
+                                 Returns(absl::OkStatus())),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  ASSERT_TRUE(gate.WaitEntered());
+  ASSERT_THAT(scheduler_->RemoveJob(Key("a")), IsOk());
+  EXPECT_THAT(scheduler_->RemoveJob(Key("a")),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(scheduler_->NextFireTime(Key("a")),
+              StatusIs(absl::StatusCode::kNotFound));
+  gate.Open();
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");
+  // Had `a` still been scheduled, its 00:02-00:05 fires would have come before
+  // probe's 00:05.
+  AdvanceTo(absl::Minutes(5));
+  recorder_.WaitForEvent(FireId("probe", absl::Minutes(5)), "succeeded");
+  for (int minute = 2; minute <= 5; ++minute) {
+    EXPECT_FALSE(
+        recorder_.HasEventWithPrefix(FireId("a", absl::Minutes(minute))))
+        << recorder_.Dump();
+  }
+  std::vector<std::string> fires;
+  for (const Seen& s : recorder_.seen()) fires.push_back(s.fire_id);
+  EXPECT_THAT(fires, ElementsAre(FireId("a", absl::Minutes(1)),
+                                 FireId("probe", absl::Minutes(5))));
+}
+
+// A job removed and added again is a new job: its fires must not collide with
+// the claims of the old one, or the store refuses them and they never run.
+TEST_F(SchedulerTest, JobAddedAgainAfterRemovalCanBeTriggeredAtTheSameInstant) {
+  Create();
+  ASSERT_THAT(
+      scheduler_->AddJob(Cron("a", "0 0 1 1 *"), Returns(absl::OkStatus())),
+      IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  ASSERT_THAT(scheduler_->TriggerJob(Key("a")), IsOk());
+  ASSERT_TRUE(recorder_.WaitForAttempts(1));
+  recorder_.WaitForEvent("a:1:2026-01-01T00:00:00Z:manual", "succeeded");
+  ASSERT_THAT(scheduler_->RemoveJob(Key("a")), IsOk());
+  ASSERT_THAT(
+      scheduler_->AddJob(Cron("a", "0 0 1 1 *"), Returns(absl::OkStatus())),
+      IsOk());
+  ASSERT_THAT(scheduler_->TriggerJob(Key("a")), IsOk());
+  EXPECT_TRUE(recorder_.WaitForAttempts(2)) << recorder_.Dump();
+}
+
+TEST_F(SchedulerTest, ReplacingAJobKeepsItsScheduleAndUsesTheNewFunction) {
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(Cron("a", "* * * * *"),
+                                 Returns(absl::InternalError("old"))),
+              IsOk());
+  ASSERT_THAT(
+      scheduler_->AddJob(Cron("a", "* * * * *"), Returns(absl::OkStatus())),
+      IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)),
+                         "succeeded");  // generation 1 still
+}
+
+TEST_F(SchedulerTest, CallsBeforeStartTakeEffectOnceStarted) {
+  Create();
+  ASSERT_THAT(
+      scheduler_->AddJob(Cron("a", "0 * * * *"), Returns(absl::OkStatus())),
+      IsOk());
+  EXPECT_THAT(scheduler_->NextFireTime(Key("a")),
+              IsOkAndHolds(Wall(absl::Hours(1))));
+  EXPECT_THAT(scheduler_->TriggerJob(Key("a")), IsOk());
+  EXPECT_TRUE(recorder_.events().empty())
+      << "nothing is carried out before Start";
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  EXPECT_THAT(scheduler_->Start(),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  recorder_.WaitForEvent("a:1:2026-01-01T00:00:00Z:manual", "succeeded");
+}
+
+TEST_F(SchedulerTest, JobFunctionMayCallTheScheduler) {
+  Create();
+  absl::StatusOr<uint64_t> triggered = absl::UnknownError("not called");
+  ASSERT_THAT(
+      scheduler_->AddJob(Cron("other", "0 0 1 1 *"), Returns(absl::OkStatus())),
+      IsOk());
+  ASSERT_THAT(scheduler_->AddJob(Cron("a", "* * * * *"),
+                                 [&](const AttemptContext&) {
+                                   triggered =
+                                       scheduler_->TriggerJob(Key("other"));
+                                   return triggered.status();
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");
+  EXPECT_THAT(triggered, IsOk());
+  recorder_.WaitForEvent("other:1:2026-01-01T00:01:00Z:manual", "succeeded");
+}
+
+TEST_F(SchedulerTest, CallbackThatCallsTheSchedulerGetsAnErrorNotADeadlock) {
+  absl::Status from_callback;
+  SchedulerOptions options;
+  options.clock = &clock_;
+  options.on_run_event = [&](const RunEvent& e) {
+    recorder_.Callback()(e);
+    if (e.to == "running") from_callback = scheduler_->PauseJob(Key("a"));
+  };
+  auto created = CreateScheduler(options, store_);
+  ASSERT_THAT(created, IsOk());
+  scheduler_ = *std::move(created);
+  ASSERT_THAT(
+      scheduler_->AddJob(Cron("a", "* * * * *"), Returns(absl::OkStatus())),
+      IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");
+  EXPECT_THAT(from_callback, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(from_callback.message(), HasSubstr("on_run_event"));
+}
+
+TEST(SchedulerOptions, BadOptionsAreRejectedNamingTheField) {
+  SchedulerOptions options;
+  options.worker_threads = 0;
+  EXPECT_THAT(Scheduler::Create(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("worker_threads")));
+  options.worker_threads = 2;
+  options.max_concurrent_runs = -1;
+  EXPECT_THAT(Scheduler::Create(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("max_concurrent_runs")));
+  options.max_concurrent_runs = 0;
+  options.interceptors.push_back(nullptr);
+  EXPECT_THAT(Scheduler::Create(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("interceptors[0]")));
+}
+
+TEST_F(SchedulerTest, BadJobIsRejectedAndChangesNothing) {
+  Create();
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  EXPECT_THAT(
+      scheduler_->AddJob(Cron("a", "61 * * * *"), Returns(absl::OkStatus())),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("trigger")));
+  EXPECT_THAT(scheduler_->AddJob(Cron("a", "* * * * *"), nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fn")));
+  EXPECT_THAT(scheduler_->NextFireTime(Key("a")),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+}  // namespace
+}  // namespace chime::driver::testing

@@ -1,0 +1,142 @@
+// SchedulerImpl: chime::Scheduler over a core::Plan. The design is in
+// src/driver/driver.h; scheduler.cc has the public methods (the callers' side),
+// scheduler_loop.cc the scheduler thread's side.
+//
+// Who owns what. The Plan and everything listed under "the plan context" below
+// belong to one thread at a time: before Start, to a caller holding mu_ (there
+// is no scheduler thread yet, so commands run inline and their actions wait in
+// todo_); from Start on, to the scheduler thread, which is the only one to run
+// commands, events and actions. Every other thread talks to it through queue_
+// and wakeup_.
+//
+// Thread-safety: as chime::Scheduler.
+#ifndef CHIME_SRC_DRIVER_SCHEDULER_IMPL_H_
+#define CHIME_SRC_DRIVER_SCHEDULER_IMPL_H_
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "chime/clock.h"
+#include "chime/job.h"
+#include "chime/scheduler.h"
+#include "src/core/plan.h"
+#include "src/driver/interceptors.h"
+#include "src/driver/memory_store.h"
+#include "src/driver/worker_pool.h"
+
+namespace chime::driver {
+
+class SchedulerImpl final : public Scheduler {
+ public:
+  SchedulerImpl(SchedulerOptions options, Clock& clock,
+                const core::PlanOptions& plan_options,
+                std::shared_ptr<MemoryStore> store)
+      : options_(std::move(options)),
+        clock_(clock),
+        chain_(options_.interceptors),
+        store_(std::move(store)),
+        plan_(plan_options, Now()) {}
+
+  ~SchedulerImpl() override { Shutdown(absl::ZeroDuration()); }
+
+  absl::Status Start() override;
+  absl::Status AddJob(const JobSpec& spec, JobFunction fn) override;
+  absl::Status RemoveJob(const JobKey& key) override;
+  absl::Status PauseJob(const JobKey& key) override;
+  absl::Status ResumeJob(const JobKey& key) override;
+  absl::StatusOr<uint64_t> TriggerJob(const JobKey& key) override;
+  absl::StatusOr<absl::Time> NextFireTime(const JobKey& key) override;
+  void Shutdown(absl::Duration grace) override;
+
+ private:
+  enum class State { kNew, kRunning, kStopping, kStopped };
+
+  // Broken invariants (a misuse that would deadlock, a history the Plan
+  // contradicts) crash loudly.
+  [[noreturn]] static void Die(absl::string_view what);
+
+  // One attempt handed to a worker. Shared by the plan context and the worker
+  // running it.
+  struct Attempt {
+    int number = 0;
+    std::atomic<bool> cancelled{false};
+    std::atomic<bool> by_shutdown{false};  // the cancel came from Shutdown
+  };
+
+  // Runs `f` in the plan context and returns its result: inline before Start
+  // (its actions are carried out once started), otherwise on the scheduler
+  // thread, which carries out its actions before the caller, waiting meanwhile,
+  // gets the result. FailedPrecondition once Shutdown has begun, and when
+  // called from the scheduler thread (an on_run_event callback), which would
+  // deadlock.
+  template <typename R>
+  R Call(absl::FunctionRef<R()> f);
+  // Queues `item` for the scheduler thread (worker results). REQUIRES: started.
+  void PostEvent(std::function<void()> item);
+
+  // --- The plan context (see the file comment). ---
+  core::Now Now() const { return core::Now{clock_.Now(), clock_.MonoNow()}; }
+  // Queues the Output's actions in todo_; `from_step` outputs (Advance,
+  // OnEvent) also carry the Plan's next wake-up (other calls may return early
+  // without one).
+  void Absorb(core::Output& out, bool from_step);
+  void Loop();
+  void CarryOut();
+  void Persist(const core::PersistAction& batch);
+  void StartAttempt(const core::StartAttemptAction& start);
+  void CancelAttempt(const core::CancelAttemptAction& cancel);
+  void RecordTransition(const core::TransitionAction& t);
+  void OnAttemptFinished(const core::AttemptFinishedEvent& e);
+  void BeginShutdown(absl::Duration grace);
+  void CancelAllAttempts();
+  void Emit(const RunEvent& event);
+
+  // Runs on a worker.
+  void RunAttempt(const AttemptContext& ctx,
+                  std::shared_ptr<const JobFunction> fn,
+                  std::shared_ptr<Attempt> attempt);
+
+  const SchedulerOptions options_;
+  Clock& clock_;
+  const InterceptorChain chain_;
+  const std::shared_ptr<MemoryStore> store_;
+
+  // The plan context.
+  core::Plan plan_;
+  absl::flat_hash_map<JobKey, std::shared_ptr<const JobFunction>> functions_;
+  // The attempts running, by run (a run has at most one at a time).
+  absl::flat_hash_map<core::RunId, std::shared_ptr<Attempt>> attempts_;
+  std::deque<core::Action> todo_;
+  MonoTime wake_at_ = MonoTime::Infinite();
+  bool stopping_ = false;
+  bool cancelled_all_ = false;
+  MonoTime shutdown_deadline_ = MonoTime::Infinite();
+
+  // Serializes Shutdown callers, so that a second one returns only when the
+  // first is done.
+  absl::Mutex shutdown_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  absl::Mutex mu_;
+  State state_ ABSL_GUARDED_BY(mu_) = State::kNew;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  std::thread::id loop_thread_id_ ABSL_GUARDED_BY(mu_);
+  Wakeup wakeup_;
+  // Set by Start under mu_; joined by Shutdown.
+  std::unique_ptr<WorkerPool> pool_;
+  std::thread thread_;
+};
+
+}  // namespace chime::driver
+
+#endif  // CHIME_SRC_DRIVER_SCHEDULER_IMPL_H_

@@ -1,0 +1,224 @@
+// The scheduler thread's side of SchedulerImpl: the loop, and how each action
+// of the Plan is carried out (src/driver/driver.h).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "src/driver/scheduler_impl.h"
+#include "src/time/rfc3339.h"
+
+namespace chime::driver {
+namespace {
+
+// The overlap policy decided these; every other reason is a miss.
+bool IsSkip(core::MissReason r) {
+  return r == core::MissReason::kOverlap ||
+         r == core::MissReason::kBufferFull || r == core::MissReason::kReplaced;
+}
+
+RunEvent MissedEvent(const core::PersistAction::Missed& m, absl::Time at) {
+  RunEvent e;
+  e.fire_id = FireKey{m.job, m.generation, m.range.first}.ToString();
+  e.to = IsSkip(m.range.reason) ? "skipped" : "missed";
+  e.detail = std::string(core::MissReasonName(m.range.reason));
+  if (m.range.count != 1) {
+    absl::StrAppend(&e.detail, ": ", m.range.count_capped ? "at least " : "",
+                    m.range.count, " fires from ",
+                    time::FormatUtc(m.range.first), " to ",
+                    time::FormatUtc(m.range.last));
+  }
+  e.at = at;
+  return e;
+}
+
+}  // namespace
+
+void SchedulerImpl::Die(absl::string_view what) {
+  std::fprintf(stderr, "chime::Scheduler: %.*s\n",
+               static_cast<int>(what.size()), what.data());
+  std::abort();
+}
+
+// ---------------------------------------------------------- the loop
+
+void SchedulerImpl::Absorb(core::Output& out, bool from_step) {
+  for (core::Action& action : out.actions) todo_.push_back(std::move(action));
+  if (from_step) wake_at_ = out.wake_at;
+}
+
+void SchedulerImpl::Loop() {
+  while (true) {
+    std::deque<std::function<void()>> items;
+    {
+      absl::MutexLock lock(&mu_);
+      items.swap(queue_);
+    }
+    // Actions left by commands that ran before Start are carried out on the
+    // first pass.
+    CarryOut();
+    for (std::function<void()>& item : items) {
+      item();
+      CarryOut();
+    }
+    core::Output out;
+    plan_.Advance(Now(), &out);
+    Absorb(out, true);
+    CarryOut();
+    if (stopping_) {
+      if (!cancelled_all_ && clock_.MonoNow() >= shutdown_deadline_)
+        CancelAllAttempts();
+      // Commands are refused once stopping, and every event comes from an
+      // attempt: with none left running, nothing more can arrive.
+      if (attempts_.empty()) return;
+    }
+    MonoTime deadline = wake_at_;
+    if (stopping_ && !cancelled_all_)
+      deadline = std::min(deadline, shutdown_deadline_);
+    clock_.WaitUntil(deadline, wakeup_);
+  }
+}
+
+void SchedulerImpl::CarryOut() {
+  while (!todo_.empty()) {
+    core::Action action = std::move(todo_.front());
+    todo_.pop_front();
+    if (const auto* p = std::get_if<core::PersistAction>(&action)) {
+      Persist(*p);
+    } else if (const auto* s = std::get_if<core::StartAttemptAction>(&action)) {
+      StartAttempt(*s);
+    } else if (const auto* c =
+                   std::get_if<core::CancelAttemptAction>(&action)) {
+      CancelAttempt(*c);
+    } else if (const auto* t = std::get_if<core::TransitionAction>(&action)) {
+      RecordTransition(*t);
+    }
+  }
+}
+
+void SchedulerImpl::Persist(const core::PersistAction& batch) {
+  const absl::Status status = store_->Persist(batch);
+  if (status.ok()) {
+    const absl::Time at = clock_.Now();
+    for (const core::PersistAction::Missed& m : batch.missed)
+      Emit(MissedEvent(m, at));
+  } else if (!absl::IsFailedPrecondition(status)) {
+    // The Plan sends the batch again later; with a MemoryStore only a broken
+    // invariant (a fire claimed twice) gets here, so say so.
+    std::fprintf(stderr, "chime::Scheduler: persist batch %llu failed: %s\n",
+                 static_cast<unsigned long long>(batch.batch),
+                 status.ToString().c_str());
+  }
+  core::Output out;
+  plan_.OnEvent(core::PersistedEvent{batch.batch, status}, Now(), &out);
+  Absorb(out, true);
+}
+
+void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
+  auto attempt = std::make_shared<Attempt>();
+  attempt->number = start.attempt;
+  attempts_[start.run] = attempt;
+  AttemptContext ctx;
+  ctx.fire = start.fire;
+  ctx.fire_id = start.fire.ToString();
+  ctx.run_id = start.run;
+  ctx.attempt = start.attempt;
+  ctx.fencing_token = start.token;
+  ctx.scheduled_time = start.fire.scheduled_time;
+  ctx.started_at = clock_.Now();
+  ctx.cancelled = &attempt->cancelled;
+  auto fn_it = functions_.find(start.fire.job);
+  std::shared_ptr<const JobFunction> fn =
+      fn_it == functions_.end() ? nullptr : fn_it->second;
+  if (!pool_->Submit(
+          [this, ctx, fn, attempt] { RunAttempt(ctx, fn, attempt); })) {
+    Die("the worker pool refused an attempt");
+  }
+}
+
+void SchedulerImpl::RunAttempt(const AttemptContext& ctx,
+                               std::shared_ptr<const JobFunction> fn,
+                               std::shared_ptr<Attempt> attempt) {
+  // The Plan starts attempts only for jobs it knows, and AddJob registers the
+  // function in the same step, so `fn` is never null; if it were, the attempt
+  // fails rather than crash a worker.
+  const absl::Status status =
+      fn != nullptr ? chain_.Run(ctx, *fn)
+                    : absl::InternalError(absl::StrCat(
+                          "no function for job ", ctx.fire.job.ToString()));
+  core::AttemptFinishedEvent e;
+  e.run = ctx.run_id;
+  e.attempt = ctx.attempt;
+  e.outcome = ClassifyAttempt(status, attempt->cancelled.load());
+  e.detail = status.message().empty() ? absl::StatusCodeToString(status.code())
+                                      : std::string(status.message());
+  if (status.ok()) e.detail.clear();
+  if (e.outcome == core::AttemptOutcome::kCancelled &&
+      attempt->by_shutdown.load()) {
+    e.detail = absl::StrCat("shutdown: ", e.detail);
+  }
+  PostEvent([this, e = std::move(e)] { OnAttemptFinished(e); });
+}
+
+void SchedulerImpl::OnAttemptFinished(const core::AttemptFinishedEvent& e) {
+  auto it = attempts_.find(e.run);
+  if (it != attempts_.end() && it->second->number == e.attempt)
+    attempts_.erase(it);
+  core::Output out;
+  plan_.OnEvent(e, Now(), &out);
+  Absorb(out, true);
+}
+
+void SchedulerImpl::CancelAttempt(const core::CancelAttemptAction& cancel) {
+  auto it = attempts_.find(cancel.run);
+  if (it == attempts_.end() || it->second->number != cancel.attempt) return;
+  // A forced cancel can do no more than a graceful one: a function in this
+  // process cannot be killed. Setting the flag again is harmless.
+  it->second->cancelled.store(true);
+  it->second->cancelled.notify_all();
+}
+
+void SchedulerImpl::RecordTransition(const core::TransitionAction& t) {
+  const absl::Time at = clock_.Now();
+  // The store is written by this thread only, after the Plan checked the
+  // transition is legal: a refusal means the Plan and the history disagree, and
+  // going on would corrupt the history.
+  if (absl::Status s = store_->RecordTransition(t, at); !s.ok())
+    Die(s.ToString());
+  Emit(RunEvent{
+      t.run, t.fire.ToString(), std::string(core::RunStateName(t.from)),
+      std::string(core::RunStateName(t.to)), t.attempt, t.detail, at});
+}
+
+void SchedulerImpl::BeginShutdown(absl::Duration grace) {
+  stopping_ = true;
+  shutdown_deadline_ = clock_.MonoNow() + std::max(grace, absl::ZeroDuration());
+  // Removing every job stops new fires and cancels the runs not yet started;
+  // running attempts finish and are recorded, but not retried.
+  for (const auto& [key, fn] : functions_) {
+    core::Output out;
+    if (absl::Status s = plan_.RemoveJob(key, Now(), &out); !s.ok())
+      Die(s.ToString());
+    Absorb(out, false);
+  }
+  functions_.clear();
+}
+
+void SchedulerImpl::CancelAllAttempts() {
+  cancelled_all_ = true;
+  for (auto& [run, attempt] : attempts_) {
+    attempt->by_shutdown.store(true);
+    attempt->cancelled.store(true);
+    attempt->cancelled.notify_all();
+  }
+}
+
+void SchedulerImpl::Emit(const RunEvent& event) {
+  if (options_.on_run_event) options_.on_run_event(event);
+}
+
+}  // namespace chime::driver

@@ -1,0 +1,242 @@
+// How the Scheduler runs jobs: on schedule, with their identity, retries,
+// timeouts, overlap and the concurrency limit. Time is a SimulatedClock, except
+// in the one RealClock test at the end.
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/driver/scheduler_test_util.h"
+#include "testing/status_matchers.h"
+
+namespace chime::driver::testing {
+namespace {
+
+using ::chime::testing::IsOk;
+using ::chime::testing::IsOkAndHolds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST_F(SchedulerTest, CronJobRunsAtEachScheduledTimeWithItsIdentity) {
+  Create();
+  bool claimed_before_start = true;
+  ASSERT_THAT(scheduler_->AddJob(Cron("report", "* * * * *"),
+                                 [&](const AttemptContext& ctx) {
+                                   // Promise 1: the claim is durable before the
+                                   // attempt runs.
+                                   auto claim = store_->GetClaim(ctx.fire_id);
+                                   if (!claim || claim->run != ctx.run_id) {
+                                     claimed_before_start = false;
+                                   }
+                                   recorder_.Record(ctx);
+                                   return absl::OkStatus();
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  for (int minute = 1; minute <= 3; ++minute) {
+    AdvanceTo(absl::Minutes(minute));
+    recorder_.WaitForEvent(FireId("report", absl::Minutes(minute)),
+                           "succeeded");
+  }
+  const std::vector<Seen> seen = recorder_.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(seen[i].fire_id, FireId("report", absl::Minutes(i + 1)));
+    EXPECT_EQ(seen[i].scheduled_time, Wall(absl::Minutes(i + 1)));
+    EXPECT_EQ(seen[i].started_at,
+              Wall(absl::Minutes(i + 1)));  // the clock stood there
+    EXPECT_EQ(seen[i].attempt, 1);
+    EXPECT_EQ(seen[i].token, 1);
+    EXPECT_FALSE(seen[i].manual);
+  }
+  EXPECT_NE(seen[0].run_id, seen[1].run_id);
+  EXPECT_TRUE(claimed_before_start);
+  EXPECT_THAT(recorder_.Transitions(FireId("report", absl::Minutes(1))),
+              ElementsAre("claiming->pending", "pending->running",
+                          "running->succeeded"));
+  EXPECT_EQ(store_->Watermark(Key("report")), Wall(absl::Minutes(3)));
+  EXPECT_THAT(scheduler_->NextFireTime(Key("report")),
+              IsOkAndHolds(Wall(absl::Minutes(4))));
+}
+
+// The backoff the Plan chose, from a "retrying" event's detail: "...; retry
+// in 7.25s".
+absl::Duration BackoffOf(const RunEvent& e) {
+  std::vector<std::string> parts = absl::StrSplit(e.detail, "retry in ");
+  absl::Duration d;
+  EXPECT_EQ(parts.size(), 2u) << e.detail;
+  EXPECT_TRUE(parts.size() == 2 && absl::ParseDuration(parts[1], &d))
+      << e.detail;
+  return d;
+}
+
+TEST_F(SchedulerTest, FailingJobRetriesWithBackoffThenEndsFailed) {
+  Create();
+  JobSpec spec = Cron("sync", "0 * * * *");
+  spec.retry.max_attempts = 3;
+  spec.retry.initial_backoff = absl::Seconds(10);
+  spec.retry.multiplier = 2;
+  ASSERT_THAT(
+      scheduler_->AddJob(spec, Returns(absl::UnavailableError("disk full"))),
+      IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  const std::string fire = FireId("sync", absl::Hours(1));
+  AdvanceTo(absl::Hours(1));
+  std::vector<absl::Duration> backoffs;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    ASSERT_TRUE(recorder_.WaitForAttempts(attempt));
+    const RunEvent retrying = recorder_.WaitForEvent(fire, "retrying", attempt);
+    EXPECT_THAT(retrying.detail, HasSubstr("disk full"));
+    backoffs.push_back(BackoffOf(retrying));
+    // Full jitter: uniform in [0, initial * multiplier^(attempt-1)].
+    EXPECT_LE(backoffs.back(), absl::Seconds(10) * (1 << (attempt - 1)));
+    AdvanceTo(clock_.MonoNow() - SimulatedClock::kMonoStart + backoffs.back());
+  }
+  const RunEvent failed = recorder_.WaitForEvent(fire, "failed");
+  EXPECT_THAT(failed.detail, HasSubstr("disk full (exhausted 3 attempts)"));
+  const std::vector<Seen> seen = recorder_.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(seen[i].fire_id, fire);
+    EXPECT_EQ(seen[i].run_id, seen[0].run_id);
+    EXPECT_EQ(seen[i].attempt, i + 1);
+  }
+  // Each retry starts exactly its backoff after the failure (the functions take
+  // no time).
+  EXPECT_EQ(seen[1].started_at, seen[0].started_at + backoffs[0]);
+  EXPECT_EQ(seen[2].started_at, seen[1].started_at + backoffs[1]);
+}
+
+TEST_F(SchedulerTest, TimeoutSetsCancelledAndTheRunFailsTimedOut) {
+  Create();
+  JobSpec spec = Cron("slow", "0 * * * *");
+  spec.timeout.attempt_timeout = absl::Seconds(30);
+  spec.timeout.grace = absl::Seconds(5);
+  std::atomic<bool> saw_cancel{false};
+  std::atomic<const std::atomic<bool>*> flag{nullptr};
+  ASSERT_THAT(
+      scheduler_->AddJob(spec,
+                         [&](const AttemptContext& ctx) {
+                           flag = ctx.cancelled;
+                           recorder_.Record(ctx);
+                           saw_cancel = WaitUntilCancelled(ctx);
+                           return absl::CancelledError("stopped as asked");
+                         }),
+      IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Hours(1));
+  ASSERT_TRUE(recorder_.WaitForAttempts(1));
+  AdvanceTo(absl::Hours(1) + absl::Seconds(29));
+  EXPECT_FALSE(flag.load()->load()) << "cancelled before the timeout";
+  AdvanceTo(absl::Hours(1) + absl::Seconds(30));
+  const RunEvent failed =
+      recorder_.WaitForEvent(FireId("slow", absl::Hours(1)), "failed");
+  EXPECT_TRUE(saw_cancel);
+  EXPECT_THAT(failed.detail, HasSubstr("timed out"));
+  EXPECT_EQ(failed.at, Wall(absl::Hours(1) + absl::Seconds(30)));
+}
+
+TEST_F(SchedulerTest, OverlapSkipRecordsTheFireDueWhileTheFunctionBlocks) {
+  Create();
+  JobSpec spec = Cron("tick", "* * * * *");
+  spec.overlap.action = OverlapAction::kSkip;
+  Gate gate;
+  ASSERT_THAT(scheduler_->AddJob(spec,
+                                 [&](const AttemptContext& ctx) {
+                                   recorder_.Record(ctx);
+                                   if (ctx.attempt == 1 &&
+                                       recorder_.seen().size() == 1) {
+                                     gate.Pass();
+                                   }
+                                   return absl::OkStatus();
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  ASSERT_TRUE(gate.WaitEntered());
+  AdvanceTo(absl::Minutes(2));
+  const RunEvent skipped =
+      recorder_.WaitForEvent(FireId("tick", absl::Minutes(2)), "skipped");
+  EXPECT_EQ(skipped.detail, "overlap");
+  EXPECT_EQ(skipped.run_id, 0u);
+  gate.Open();
+  recorder_.WaitForEvent(FireId("tick", absl::Minutes(1)), "succeeded");
+  AdvanceTo(absl::Minutes(3));
+  recorder_.WaitForEvent(FireId("tick", absl::Minutes(3)), "succeeded");
+  std::vector<std::string> fires;
+  for (const Seen& s : recorder_.seen()) fires.push_back(s.fire_id);
+  EXPECT_THAT(fires, ElementsAre(FireId("tick", absl::Minutes(1)),
+                                 FireId("tick", absl::Minutes(3))));
+  const std::vector<MemoryStore::MissedRecord> missed = store_->Missed();
+  ASSERT_EQ(missed.size(), 1u);
+  EXPECT_EQ(missed[0].range.first, Wall(absl::Minutes(2)));
+  EXPECT_EQ(missed[0].range.reason, core::MissReason::kOverlap);
+}
+
+TEST_F(SchedulerTest, NoMoreAttemptsRunAtOnceThanWorkerThreadsByDefault) {
+  SchedulerOptions options;
+  options.worker_threads = 1;
+  Create(options);
+  JobSpec first = Cron("first", "* * * * *");
+  first.priority = 1;  // both fire at 00:01; this one takes the only slot
+  Gate gate;
+  ASSERT_THAT(scheduler_->AddJob(first,
+                                 [&](const AttemptContext& ctx) {
+                                   gate.Pass();
+                                   return absl::OkStatus();
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->AddJob(Cron("second", "* * * * *"),
+                                 Returns(absl::OkStatus())),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  ASSERT_TRUE(gate.WaitEntered());
+  // The pass that started `first` is over once the thread sleeps again;
+  // `second` stayed pending.
+  ASSERT_TRUE(clock_.BlockUntilWaiters(1));
+  EXPECT_THAT(recorder_.Transitions(FireId("second", absl::Minutes(1))),
+              ElementsAre("claiming->pending"));
+  gate.Open();
+  recorder_.WaitForEvent(FireId("second", absl::Minutes(1)), "succeeded");
+  EXPECT_THAT(recorder_.Transitions(FireId("second", absl::Minutes(1))),
+              ElementsAre("claiming->pending", "pending->running",
+                          "running->succeeded"));
+}
+
+// Real time: the scheduler thread sleeps on the RealClock and wakes for every
+// second.
+TEST(SchedulerRealClock, EverySecondJobRunsEachSecondOnTime) {
+  Recorder recorder;
+  SchedulerOptions options;  // RealClock by default
+  options.on_run_event = recorder.Callback();
+  auto scheduler = Scheduler::Create(options);
+  ASSERT_THAT(scheduler, IsOk());
+  ASSERT_THAT((*scheduler)
+                  ->AddJob(Cron("beat", "* * * * * *"),
+                           [&](const AttemptContext& ctx) {
+                             recorder.Record(ctx);
+                             return absl::OkStatus();
+                           }),
+              IsOk());
+  ASSERT_THAT((*scheduler)->Start(), IsOk());
+  ASSERT_TRUE(recorder.WaitForAttempts(2));  // about 1-2 s
+  (*scheduler)->Shutdown(absl::Seconds(5));
+  const std::vector<Seen> seen = recorder.seen();
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_EQ(seen[1].scheduled_time, seen[0].scheduled_time + absl::Seconds(1));
+  for (const Seen& s : seen) {
+    EXPECT_EQ(s.scheduled_time,
+              absl::FromUnixSeconds(absl::ToUnixSeconds(s.scheduled_time)))
+        << "fires are whole seconds";
+    EXPECT_GE(s.started_at, s.scheduled_time) << s.fire_id << " started early";
+    EXPECT_LT(s.started_at, s.scheduled_time + absl::Seconds(1))
+        << s.fire_id << " started late";
+  }
+}
+
+}  // namespace
+}  // namespace chime::driver::testing

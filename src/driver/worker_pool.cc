@@ -1,0 +1,66 @@
+#include "src/driver/worker_pool.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+namespace chime::driver {
+
+WorkerPool::WorkerPool(int threads) {
+  if (threads < 1) {
+    std::fprintf(stderr,
+                 "chime::driver::WorkerPool: %d threads; need at least 1\n",
+                 threads);
+    std::abort();
+  }
+  absl::MutexLock lock(&mu_);
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this] { Work(); });
+    ids_.push_back(threads_.back().get_id());
+  }
+}
+
+WorkerPool::~WorkerPool() { Join(); }
+
+bool WorkerPool::Submit(std::function<void()> task) {
+  absl::MutexLock lock(&mu_);
+  if (joining_) return false;
+  tasks_.push_back(std::move(task));
+  return true;
+}
+
+void WorkerPool::Join() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (joining_) return;
+    joining_ = true;
+  }
+  for (std::thread& t : threads_) t.join();
+}
+
+bool WorkerPool::OnWorkerThread() const {
+  absl::MutexLock lock(&mu_);
+  return std::find(ids_.begin(), ids_.end(), std::this_thread::get_id()) !=
+         ids_.end();
+}
+
+bool WorkerPool::HasWorkOrJoining() const {
+  return joining_ || !tasks_.empty();
+}
+
+void WorkerPool::Work() {
+  while (true) {
+    std::function<void()> task;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &WorkerPool::HasWorkOrJoining));
+      if (tasks_.empty()) return;  // joining, and nothing left to do
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace chime::driver

@@ -1,0 +1,60 @@
+// WorkerPool: a fixed set of threads running submitted tasks in submission
+// order.
+//
+// The scheduler driver runs job attempts here. The Plan never starts more
+// attempts than `max_concurrent_runs`, which defaults to the number of workers,
+// so a task normally starts at once; tasks beyond the number of threads wait in
+// the queue, first in first out.
+//
+// Workers wait for tasks on a mutex, never on a Clock: a SimulatedClock's
+// BlockUntilWaiters counts only the scheduler thread.
+//
+// Thread-safety: Submit may be called from any thread, including a worker. Join
+// must be called once, from a thread that is not a worker.
+#ifndef CHIME_SRC_DRIVER_WORKER_POOL_H_
+#define CHIME_SRC_DRIVER_WORKER_POOL_H_
+
+#include <deque>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace chime::driver {
+
+class WorkerPool {
+ public:
+  // Starts `threads` workers. REQUIRES: threads >= 1.
+  explicit WorkerPool(int threads);
+  // Joins the workers if Join has not been called.
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Queues `task`. Returns false, and drops the task, once Join has begun.
+  bool Submit(std::function<void()> task);
+
+  // Lets the workers finish every queued task, then joins them. Returns when
+  // all have exited.
+  void Join();
+
+  // True on one of this pool's worker threads.
+  bool OnWorkerThread() const;
+
+ private:
+  void Work();
+  bool HasWorkOrJoining() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  bool joining_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread>
+      threads_;  // written only by the constructor and Join
+  std::vector<std::thread::id> ids_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace chime::driver
+
+#endif  // CHIME_SRC_DRIVER_WORKER_POOL_H_
