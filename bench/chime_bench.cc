@@ -3,6 +3,9 @@
 // release.
 //
 //   chime-bench cron-expr --json < cases.jsonl
+//   chime-bench timers --n 100000 --max-delay-ms 10000
+//   chime-bench cron --n 10000 --duration-s 10
+//   chime-bench register --n 100000
 #include <iostream>
 #include <string>
 #include <vector>
@@ -14,7 +17,11 @@ int main(int argc, char** argv) {
       "usage: chime-bench WORKLOAD [ARGS]\n"
       "workloads:\n"
       "  cron-expr --json   parse and Next() speed per expression, JSON lines "
-      "on stdin\n";
+      "on stdin\n"
+      "  timers --n N      one-shot jobs: insert rate, lateness, missed fires\n"
+      "  cron --n N        N every-second cron jobs: lateness, missed fires\n"
+      "  register --n N    add and remove N cron jobs: rates\n"
+      "(see bench/workloads.h for every argument)\n";
   if (argc < 2) {
     std::cerr << usage;
     return 2;
@@ -23,6 +30,9 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   if (workload == "cron-expr")
     return chime::bench::RunCronExpr(args, std::cin, std::cout);
+  if (workload == "timers") return chime::bench::RunTimers(args, std::cout);
+  if (workload == "cron") return chime::bench::RunCron(args, std::cout);
+  if (workload == "register") return chime::bench::RunRegister(args, std::cout);
   std::cerr << "chime-bench: unknown workload \"" << workload << "\"\n"
             << usage;
   return 2;

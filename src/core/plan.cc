@@ -121,8 +121,7 @@ Plan::Plan(PlanOptions options, Now now)
       rng_(options.seed),
       wheel_(MonoMs(now.mono)),
       ready_(options.max_concurrent_runs),
-      wall_minus_mono_(now.wall - absl::UnixEpoch() - now.mono.SinceOrigin()),
-      last_now_(now) {
+      wall_minus_mono_(now.wall - absl::UnixEpoch() - now.mono.SinceOrigin()) {
   if (absl::Status s = ValidateOptions(options_); !s.ok())
     Die(std::string(s.message()));
   for (const auto& [name, config] : options_.namespaces) {
@@ -202,8 +201,8 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
                                   job.spec.end != spec.end;
     const bool was_paused = job.spec.paused;
     job.spec = spec;
-    job.spec.paused =
-        was_paused;  // pausing goes through Pause/Resume, which record misses
+    // Pausing goes through PauseJob/ResumeJob below, which record the misses.
+    job.spec.paused = was_paused;
     if (schedule_changed) {
       // Fires of the old schedule that came due while paused are recorded now,
       // under the old generation: resuming looks only at the new schedule.
@@ -807,7 +806,6 @@ void Plan::OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out) {
 
 void Plan::Step(Now now, Output* out) {
   DetectClockStep(now);
-  last_now_ = now;
   PersistAction persist;
   std::vector<wheel::TimingWheel::Expired> expired;
   const int64_t now_ms = absl::ToInt64Milliseconds(

@@ -310,7 +310,6 @@ class Plan {
   ReadyQueue ready_;
   absl::Duration wall_minus_mono_;  // at the last call; a change beyond
                                     // tolerance is a step
-  Now last_now_;
   PlanCounters counters_;
 
   std::vector<std::unique_ptr<Job>>

@@ -66,10 +66,11 @@ class RandomWorld {
     // what they missed), failed persists are re-sent.
     driver_.FailWrites(0);
     for (const auto& [key, spec] : specs_) {
-      if (spec.paused)
-        Call([&](core::Plan& p, core::Now n, core::Output* o) {
-          return p.ResumeJob(key, n, o);
-        });
+      if (spec.paused) {
+        EXPECT_TRUE(Call([&](core::Plan& p, core::Now n, core::Output* o) {
+                      return p.ResumeJob(key, n, o);
+                    }).ok());
+      }
     }
     Advance(absl::Minutes(5));
     for (const auto& [key, gen] : current_gen_) EndGeneration(gen);
