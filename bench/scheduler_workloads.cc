@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -91,7 +92,7 @@ class Args {
 
 // Options shared by the workloads: --workers and --max-runs.
 const std::map<std::string, std::string> kSchedulerDefaults = {
-    {"workers", "2"}, {"max-runs", "4096"}};
+    {"workers", "2"}, {"max-runs", "4096"}, {"timeout-s", "600"}};
 
 std::map<std::string, std::string> WithSchedulerDefaults(
     std::map<std::string, std::string> m) {
@@ -99,14 +100,35 @@ std::map<std::string, std::string> WithSchedulerDefaults(
   return m;
 }
 
-absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args) {
+// Bounds the whole run: after --timeout-s, prints an error line and exits
+// (a scheduler that cannot keep up may take unbounded time to register jobs or
+// to shut down).
+void StartWatchdog(const std::string& workload, const Args& args) {
+  const int64_t timeout_s = args.Int("timeout-s");
+  std::thread([workload, timeout_s] {
+    absl::SleepFor(absl::Seconds(timeout_s));
+    std::cout << nlohmann::json{{"peer", "ours"},
+                                {"workload", workload},
+                                {"error", absl::StrCat("timed out after ",
+                                                       timeout_s, " s")},
+                                {"max_rss_mb", MaxRssMb()}}
+                     .dump()
+              << std::endl;
+    std::_Exit(3);
+  }).detach();
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
+                                                          bool start = true) {
   SchedulerOptions options;
   options.worker_threads = static_cast<int>(args.Int("workers"));
   options.max_concurrent_runs = static_cast<int>(args.Int("max-runs"));
   options.seed = 1;
   auto scheduler = Scheduler::Create(options);
   if (!scheduler.ok()) return scheduler.status();
-  if (absl::Status s = (*scheduler)->Start(); !s.ok()) return s;
+  if (start) {
+    if (absl::Status s = (*scheduler)->Start(); !s.ok()) return s;
+  }
   return scheduler;
 }
 
@@ -174,6 +196,7 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
   }
   const int64_t n = args.Int("n");
   const absl::Duration max_delay = absl::Milliseconds(args.Int("max-delay-ms"));
+  StartWatchdog("timers", args);
   auto scheduler = StartScheduler(args);
   if (!scheduler.ok()) return Fail("timers", scheduler.status());
 
@@ -248,16 +271,19 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
 
 int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
   Args args;
-  if (!Args::Parse(
-          "cron", argv,
-          WithSchedulerDefaults(
-              {{"n", "1000"}, {"duration-s", "20"}, {"settle-s", "5"}}),
-          &args)) {
+  if (!Args::Parse("cron", argv,
+                   WithSchedulerDefaults({{"n", "1000"},
+                                          {"duration-s", "20"},
+                                          {"settle-s", "5"},
+                                          {"start-after-register", "0"}}),
+                   &args)) {
     return 2;
   }
   const int64_t n = args.Int("n");
   const int64_t duration = args.Int("duration-s");
-  auto scheduler = StartScheduler(args);
+  StartWatchdog("cron", args);
+  const bool start_after_register = args.Int("start-after-register") != 0;
+  auto scheduler = StartScheduler(args, !start_after_register);
   if (!scheduler.ok()) return Fail("cron", scheduler.status());
 
   // late_us[i * duration + k]: 1 + lateness in µs of job i's fire for second
@@ -289,6 +315,9 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
     if (!s.ok()) return Fail("cron", s);
   }
   const double register_s = SecondsSince(register_start);
+  if (start_after_register) {
+    if (absl::Status s = (*scheduler)->Start(); !s.ok()) return Fail("cron", s);
+  }
   // ToUnixSeconds rounds down: + 1 is the next whole second.
   const int64_t w0 = absl::ToUnixSeconds(absl::Now()) + 1 + 2;
   w0_s.store(w0);
@@ -312,6 +341,7 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
   const int64_t fires = static_cast<int64_t>(late_ms.size()) + extra.load();
   nlohmann::json line = Header("cron", n, args);
   line["register_s"] = register_s;
+  line["config"]["start_after_register"] = start_after_register;
   line["duration_s"] = duration;
   line["fires"] = fires;
   line["expected"] = n * duration;
@@ -331,6 +361,7 @@ int RunRegister(const std::vector<std::string>& argv, std::ostream& out) {
     return 2;
   }
   const int64_t n = args.Int("n");
+  StartWatchdog("register", args);
   auto scheduler = StartScheduler(args);
   if (!scheduler.ok()) return Fail("register", scheduler.status());
 

@@ -26,23 +26,27 @@ int RunCronExpr(const std::vector<std::string>& args, std::istream& in,
 // The scheduler workloads (scheduler_workloads.cc) run a chime::Scheduler on
 // the real clock, with no-op job bodies that record their fire instant. Every
 // one also takes --workers (worker_threads, default 2) and --max-runs
-// (max_concurrent_runs, default 4096), and each line carries peer, version,
-// workload, n, config and max_rss_mb (peak RSS of the process).
+// (max_concurrent_runs, default 4096), and --timeout-s (default 600: then the
+// process prints {"error":"timed out ..."} and exits 3). Each line carries
+// peer, version, workload, n, config and max_rss_mb (peak RSS of the process).
 //
 // `chime-bench timers --n N --max-delay-ms 10000 --grace-s 60 --seed 1`: adds
 // N one-shot jobs due uniformly within max-delay-ms of the start of insertion,
 // waits until all fired or grace-s after the last due time. Answers insert_s,
-// insert_per_s, fires, missed, fire_span_s, fires_per_s, drain_lag_s (last
+// insert_per_s, fires, missed (N - fires), due_before_add (jobs already due
+// when their AddJob returned: chime drops a one-shot trigger in the past, so
+// these are among the missed), fire_span_s, fires_per_s, drain_lag_s (last
 // fire - last due time), late_p50_ms, late_p99_ms, late_max_ms (fire instant -
 // due time) and cpu_s (process CPU from insertion to the end).
 int RunTimers(const std::vector<std::string>& args, std::ostream& out);
 
-// `chime-bench cron --n N --duration-s 20 [--settle-s 5]`: N jobs on
-// `* * * * * *`; counts the fires scheduled in [W0, W0 + duration), W0 the
-// whole second 2 s after registration ends. Answers register_s, duration_s,
-// fires, expected (N * duration), missed, extra (a second fired twice),
-// late_p50_ms, late_p99_ms, late_max_ms and cpu_window_s (process CPU over
-// the window).
+// `chime-bench cron --n N --duration-s 20 [--settle-s 5]
+// [--start-after-register 0]`: N jobs on `* * * * * *`, added to a running
+// scheduler (or, with --start-after-register 1, added before Start); counts the
+// fires scheduled in [W0, W0 + duration), W0 the whole second 2 s after
+// registration ends. Answers register_s, duration_s, fires, expected (N *
+// duration), missed, extra (a second fired twice), late_p50_ms, late_p99_ms,
+// late_max_ms and cpu_window_s (process CPU over the window).
 int RunCron(const std::vector<std::string>& args, std::ostream& out);
 
 // `chime-bench register --n N`: adds N jobs with distinct cron expressions

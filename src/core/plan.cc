@@ -190,7 +190,15 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
         !retired.empty()) {
       job->generation = retired.mapped() + 1;
     }
-    job->watermark = now.wall;  // a new job's first fire is after now
+    // A new job's first fire is after now -- except a one-shot time that has
+    // already passed: it is due at once, and the misfire policy decides whether
+    // it still runs (by default it does, within the catch-up window) or is
+    // recorded missed. Never silently dropped.
+    job->watermark = now.wall;
+    if (spec.trigger.kind == Trigger::Kind::kAt &&
+        spec.trigger.at <= now.wall) {
+      job->watermark = spec.trigger.at - absl::Nanoseconds(1);
+    }
     jobs_.emplace(spec.key, slot);
     job_slots_[slot] = std::move(job);
     ArmJob(*job_slots_[slot], now);
