@@ -6,27 +6,13 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "bench/bench_clock.h"
 #include "bench/workloads.h"
 #include "chime/cron.h"
 #include "nlohmann/json.hpp"
 
 namespace chime::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// CPU time of the calling thread: on a shared machine, the figure least
-// disturbed by other load.
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) +
-         static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 absl::StatusOr<cron::Dialect> DialectFromName(const std::string& name) {
   if (name.empty()) return cron::Dialect::kAuto;
@@ -46,7 +32,7 @@ struct Timing {
 // Runs `body` in batches until `seconds` of wall time have passed.
 template <typename Body>
 Timing RunFor(double seconds, Body body) {
-  const Clock::time_point start = Clock::now();
+  const SteadyClock::time_point start = SteadyClock::now();
   const double cpu_start = ThreadCpuSeconds();
   Timing t;
   do {

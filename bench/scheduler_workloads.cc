@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_clock.h"
 #include "bench/workloads.h"
 #include "chime/job.h"
 #include "chime/scheduler.h"
@@ -33,29 +34,6 @@
 
 namespace chime::bench {
 namespace {
-
-using SteadyClock = std::chrono::steady_clock;
-
-double SecondsSince(SteadyClock::time_point start) {
-  return std::chrono::duration<double>(SteadyClock::now() - start).count();
-}
-
-// User + system CPU time of the whole process (every thread).
-double ProcessCpuSeconds() {
-  rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) +
-           static_cast<double>(tv.tv_usec) * 1e-6;
-  };
-  return s(u.ru_utime) + s(u.ru_stime);
-}
-
-double MaxRssMb() {
-  rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
-}
 
 // `--name value` pairs. Unknown names and missing values are errors.
 class Args {

@@ -50,7 +50,7 @@ enum class MissReason {
              // newer fire that came due at the same moment ran instead
   kBufferFull,  // skipped: the overlap buffer was full
   kReplaced,    // superseded (overlap replace) by a newer fire that came due at
-              // the same moment
+                // the same moment
   kJobRemoved,  // buffered or pending when the job was removed or its schedule
                 // changed
   kFenced,  // this scheduler lost ownership before the fire could be claimed
