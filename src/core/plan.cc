@@ -155,6 +155,13 @@ wheel::TimingWheel::Handle Plan::SetTimer(TimerKind kind, uint64_t index,
 
 // ---------------------------------------------------------------- jobs
 
+void Plan::FreeSlotIfDone(uint32_t slot) {
+  const std::unique_ptr<Job>& job = job_slots_[slot];
+  if (job == nullptr || !job->removed || !job->runs.empty()) return;
+  job_slots_[slot].reset();
+  free_job_slots_.push_back(slot);
+}
+
 absl::StatusOr<Plan::Job*> Plan::FindJob(const JobKey& key) {
   auto it = jobs_.find(key);
   if (it == jobs_.end()) {
@@ -262,12 +269,8 @@ absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out) {
       FinishRun(run, RunState::kCancelled, "job removed", now, out);
     }
   }
-  // The last FinishRun frees the slot; with runs still going it is freed when
-  // they end.
-  if (job_slots_[slot] != nullptr && job_slots_[slot]->runs.empty()) {
-    free_job_slots_.push_back(slot);
-    job_slots_[slot].reset();
-  }
+  // With runs still going, the slot is freed when the last one ends.
+  FreeSlotIfDone(slot);
   Step(now, out);
   return absl::OkStatus();
 }
@@ -569,11 +572,7 @@ void Plan::FinishRun(Run& run, RunState to, std::string detail, Now now,
   job.runs.erase(std::find(job.runs.begin(), job.runs.end(), run.id));
   runs_.erase(run.id);  // `run` is gone from here on
   if (job.removed) {
-    if (job.runs.empty()) {
-      const uint32_t slot = job.slot;
-      free_job_slots_.push_back(slot);
-      job_slots_[slot].reset();
-    }
+    FreeSlotIfDone(job.slot);  // `job` may be gone from here on
     return;
   }
   ReleaseBuffered(job, now, out);

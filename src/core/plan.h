@@ -274,6 +274,8 @@ class Plan {
   };
 
   absl::StatusOr<Job*> FindJob(const JobKey& key);
+  // Frees the slot of a removed job once its last run has ended.
+  void FreeSlotIfDone(uint32_t slot);
   void Step(Now now, Output* out);
   void DetectClockStep(Now now);
   void ArmJob(Job& job, Now now);
