@@ -109,6 +109,14 @@ struct SchedulerOptions {
   // attempts wait for a free worker, and their timeouts run meanwhile.
   int max_concurrent_runs = 0;
   uint64_t seed = 0;  // jitter/backoff randomness; 0 = from the clock
+  // Fires of jobs whose overlap policy is `allow` are claimed and handed to the
+  // workers up to this long before their time, then started at it: many jobs
+  // due at the same instant all start on time. Such a run whose job is
+  // removed, paused or rescheduled before its time is recorded cancelled
+  // ("job removed", "job paused before its time", ...). Other overlap policies
+  // decide at the fire's time (they depend on what is running then). Zero
+  // turns it off.
+  absl::Duration lookahead = absl::Seconds(1);
   std::vector<std::shared_ptr<Interceptor>> interceptors;  // outermost first
   // Called on the scheduler thread for every run transition and missed/skipped
   // fire record; must be quick and must not call the Scheduler.
@@ -128,8 +136,9 @@ class Scheduler {
   // started or shut down.
   //
   // Every method below returns once its effects are carried out (a triggered
-  // run is claimed and handed to a worker), and FailedPrecondition once
-  // Shutdown has begun.
+  // run is claimed and handed to a worker) -- except AddJob, which returns
+  // once the job is validated and queued; every call made after it returns
+  // sees the job -- and FailedPrecondition once Shutdown has begun.
   virtual absl::Status Start() = 0;
 
   // Adds or replaces a job whose attempts call `fn` (attempts already running

@@ -43,10 +43,12 @@ MissedRange CountRange(const FireSource& source, absl::Time first,
 }
 
 DueFires DecideDueFires(const FireSource& source, absl::Time watermark,
-                        absl::Time now, const MisfirePolicy& policy) {
+                        absl::Time now, const MisfirePolicy& policy,
+                        absl::Time horizon) {
   DueFires due;
   due.watermark = watermark;
-  const absl::Time newest = source.Prev(now + absl::Nanoseconds(1));
+  const absl::Time newest =
+      source.Prev(std::max(now, horizon) + absl::Nanoseconds(1));
   if (newest == absl::InfinitePast() || newest <= watermark) return due;
   due.watermark = newest;
 

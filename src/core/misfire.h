@@ -75,11 +75,19 @@ struct DueFires {
   absl::Time watermark;  // the newest fire <= now, or the old watermark
 };
 
-// Decides the fate of every fire in (watermark, now]. Costs O(fires that run +
-// log) calls into `source` plus at most kMaxMissedCount to count a missed
-// range.
+// Decides the fate of every fire in (watermark, horizon], judging lateness at
+// `now` (fires after `now`, decided ahead of their time, are not late).
+// Costs O(fires that run + log) calls into `source` plus at most
+// kMaxMissedCount to count a missed range. `watermark` in the result is the
+// newest fire <= horizon, or the old watermark.
 DueFires DecideDueFires(const FireSource& source, absl::Time watermark,
-                        absl::Time now, const MisfirePolicy& policy);
+                        absl::Time now, const MisfirePolicy& policy,
+                        absl::Time horizon);
+// The same with horizon = now.
+inline DueFires DecideDueFires(const FireSource& source, absl::Time watermark,
+                               absl::Time now, const MisfirePolicy& policy) {
+  return DecideDueFires(source, watermark, now, policy, now);
+}
 
 // Counts the fires in [first, last] (capped at kMaxMissedCount) as one range.
 MissedRange CountRange(const FireSource& source, absl::Time first,

@@ -85,8 +85,15 @@ struct Plan::Run {
   bool held = false;       // buffered behind the job's active run
   bool persisted = false;  // the claim is durable
   int attempt = 0;         // of the current or last attempt
-  MonoTime first_start;  // when the first attempt started (max_retry_duration)
-  MonoTime not_before;   // jitter: do not start before this
+  MonoTime first_start;   // when the first attempt started (max_retry_duration)
+  absl::Time start_wall;  // when it should start: scheduled time + jitter
+  MonoTime not_before;    // start_wall on the monotonic clock
+  // Handed to the driver ahead of not_before (StartAttemptAction); pending
+  // until the driver reports the start.
+  bool staged = false;
+  // Why an UnstageAction was sent, and what to do once the driver confirms.
+  UnstageWhy unstage = UnstageWhy::kNone;
+  std::string unstage_detail;  // the cancel's reason
   bool timed_out = false;  // the current attempt was cancelled by its timeout
   bool cancel_requested = false;
   wheel::TimingWheel::Handle
@@ -102,6 +109,9 @@ absl::Status Plan::ValidateOptions(const PlanOptions& options) {
   }
   if (options.step_tolerance < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("step_tolerance: must not be negative");
+  }
+  if (options.lookahead < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("lookahead: must not be negative");
   }
   if (options.persist_retry <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("persist_retry: must be positive");
@@ -172,8 +182,14 @@ absl::StatusOr<Plan::Job*> Plan::FindJob(const JobKey& key) {
 
 absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
   if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
-  auto source = FireSource::Create(spec);
+  absl::StatusOr<FireSource> source = FireSource::Create(spec);
   if (!source.ok()) return source.status();
+  return UpsertJob(spec, *std::move(source), now, out);
+}
+
+absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source_in, Now now,
+                             Output* out) {
+  std::optional<FireSource> source(std::move(source_in));
   Step(now, out);
   PersistAction persist;
   auto it = jobs_.find(spec.key);
@@ -222,9 +238,15 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
       // Fires of the old schedule that came due while paused are recorded now,
       // under the old generation: resuming looks only at the new schedule.
       if (was_paused) RecordPausedMisses(job, now, &persist);
+      CancelDecidedAhead(job, "schedule changed", now, out);
       ++job.generation;
       job.source = *std::move(source);
-      job.watermark = std::max(job.watermark, now.wall);
+      // The new schedule's first fire is its first after now -- even when the
+      // old one's watermark is later (a fire decided ahead, a backward clock
+      // step): FireKeys carry the generation, so nothing can collide, and
+      // nothing of the new schedule is covered without a record.
+      job.watermark = now.wall;
+      persist.watermarks.push_back({job.spec.key, job.generation, now.wall});
       // Buffered fires of the old schedule are dropped. FinishRun takes each
       // out of the buffer.
       while (!job.buffered.empty()) {
@@ -265,9 +287,8 @@ absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out) {
   const uint32_t slot = job.slot;
   for (RunId id : std::vector<RunId>(job.runs)) {
     Run& run = *runs_.at(id);
-    if (run.state != RunState::kRunning) {
-      FinishRun(run, RunState::kCancelled, "job removed", now, out);
-    }
+    if (run.state != RunState::kRunning)
+      CancelRun(run, "job removed", now, out);
   }
   // With runs still going, the slot is freed when the last one ends.
   FreeSlotIfDone(slot);
@@ -281,6 +302,7 @@ absl::Status Plan::PauseJob(const JobKey& key, Now now, Output* out) {
   Job& job = *found;
   if (job.spec.paused) return absl::OkStatus();
   job.spec.paused = true;
+  CancelDecidedAhead(job, "job paused", now, out);
   ArmJob(job, now);
   Step(now, out);
   return absl::OkStatus();
@@ -309,7 +331,8 @@ void Plan::RecordPausedMisses(Job& job, Now now, PersistAction* persist) {
     AddMissed(job, CountRange(job.source, first, last, MissReason::kPaused),
               persist);
     job.watermark = last;
-    persist->watermarks.push_back({job.spec.key, job.watermark});
+    persist->watermarks.push_back(
+        {job.spec.key, job.generation, job.watermark});
   }
 }
 
@@ -341,7 +364,7 @@ absl::StatusOr<RunId> Plan::TriggerJob(const JobKey& key, Now now,
 
 // ---------------------------------------------------------------- time
 
-void Plan::DetectClockStep(Now now) {
+void Plan::DetectClockStep(Now now, Output* out) {
   const absl::Duration offset =
       now.wall - absl::UnixEpoch() - now.mono.SinceOrigin();
   const absl::Duration change = offset - wall_minus_mono_;
@@ -355,6 +378,24 @@ void Plan::DetectClockStep(Now now) {
   for (auto& job : job_slots_) {
     if (job != nullptr && !job->removed) ArmJob(*job, now);
   }
+  // Runs waiting for their start time (jitter, lookahead) wait for the same
+  // wall time on the new timeline; staged ones are taken back first. In run
+  // order, so that the actions are deterministic.
+  std::vector<RunId> waiting;
+  for (const auto& [id, run] : runs_) {
+    if (run->staged || (run->state == RunState::kPending && run->timer_armed))
+      waiting.push_back(id);
+  }
+  std::sort(waiting.begin(), waiting.end());
+  for (RunId id : waiting) {
+    Run& run = *runs_.at(id);
+    if (run.staged) {
+      Unstage(run, UnstageWhy::kRetime, "", out);
+    } else {
+      SetNotBefore(run, now);
+      EnqueueReady(run, now);
+    }
+  }
 }
 
 void Plan::ArmJob(Job& job, Now now) {
@@ -363,7 +404,7 @@ void Plan::ArmJob(Job& job, Now now) {
   job.next_fire = job.source.Next(job.watermark);
   if (job.spec.paused || job.removed || job.next_fire == absl::InfiniteFuture())
     return;
-  const MonoTime at = now.mono + (job.next_fire - now.wall);
+  const MonoTime at = now.mono + (job.next_fire - now.wall) - Lookahead(job);
   job.timer = SetTimer(TimerKind::kJob, job.slot, at);
   job.timer_armed = true;
 }
@@ -373,11 +414,13 @@ void Plan::ArmJob(Job& job, Now now) {
 void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
   job.timer_armed = false;
   const DueFires due =
-      DecideDueFires(job.source, job.watermark, now.wall, job.spec.misfire);
+      DecideDueFires(job.source, job.watermark, now.wall, job.spec.misfire,
+                     now.wall + Lookahead(job));
   for (const MissedRange& range : due.missed) AddMissed(job, range, persist);
   if (due.watermark != job.watermark) {
     job.watermark = due.watermark;
-    persist->watermarks.push_back({job.spec.key, job.watermark});
+    persist->watermarks.push_back(
+        {job.spec.key, job.generation, job.watermark});
   }
   const OverlapAction overlap = job.spec.overlap.action;
   if (due.run.size() > 1 &&
@@ -466,8 +509,8 @@ void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
           Run& old = *runs_.at(id);
           if (old.held) continue;
           if (old.state != RunState::kRunning) {
-            FinishRun(old, RunState::kCancelled, "replaced by a newer fire",
-                      now, out);
+            if (old.unstage != UnstageWhy::kCancel)
+              CancelRun(old, "replaced by a newer fire", now, out);
           } else if (!old.cancel_requested) {
             old.cancel_requested = true;
             out->actions.push_back(
@@ -498,15 +541,61 @@ void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
 }
 
 void Plan::SetJitter(Job& job, Run& run, Now now) {
-  run.not_before = now.mono;
-  if (job.spec.jitter <= absl::ZeroDuration() || run.fire.manual) return;
-  // The run starts at a uniformly random point of [scheduled, scheduled +
-  // jitter].
-  std::uniform_int_distribution<int64_t> dist(
-      0, absl::ToInt64Milliseconds(job.spec.jitter));
-  const absl::Time start =
-      run.fire.scheduled_time + absl::Milliseconds(dist(rng_));
-  run.not_before = now.mono + std::max(absl::ZeroDuration(), start - now.wall);
+  // A manual fire starts now (its scheduled time may be a millisecond or two
+  // later, to keep FireKeys unique); a scheduled one at its time.
+  run.start_wall = run.fire.manual ? now.wall : run.fire.scheduled_time;
+  if (job.spec.jitter > absl::ZeroDuration() && !run.fire.manual) {
+    // The run starts at a uniformly random point of [scheduled, scheduled +
+    // jitter].
+    std::uniform_int_distribution<int64_t> dist(
+        0, absl::ToInt64Milliseconds(job.spec.jitter));
+    run.start_wall += absl::Milliseconds(dist(rng_));
+  }
+  SetNotBefore(run, now);
+}
+
+void Plan::SetNotBefore(Run& run, Now now) {
+  run.not_before =
+      now.mono + std::max(absl::ZeroDuration(), run.start_wall - now.wall);
+}
+
+absl::Duration Plan::Lookahead(const Job& job) const {
+  return job.spec.overlap.action == OverlapAction::kAllow
+             ? options_.lookahead
+             : absl::ZeroDuration();
+}
+
+void Plan::CancelRun(Run& run, std::string detail, Now now, Output* out) {
+  if (!run.staged) {
+    FinishRun(run, RunState::kCancelled, std::move(detail), now, out);
+    return;
+  }
+  // The driver holds its attempt: take it back first; the run ends when the
+  // driver confirms (or runs, if it had already started it).
+  Unstage(run, UnstageWhy::kCancel, std::move(detail), out);
+}
+
+void Plan::Unstage(Run& run, UnstageWhy why, std::string detail, Output* out) {
+  if (run.unstage == UnstageWhy::kNone) {
+    out->actions.push_back(UnstageAction{run.id, run.attempt});
+  }
+  // A cancel outranks a re-timing.
+  if (run.unstage != UnstageWhy::kCancel) {
+    run.unstage = why;
+    run.unstage_detail = std::move(detail);
+  }
+}
+
+void Plan::CancelDecidedAhead(Job& job, absl::string_view why, Now now,
+                              Output* out) {
+  for (RunId id : std::vector<RunId>(job.runs)) {
+    Run& run = *runs_.at(id);
+    if (run.fire.manual || run.held || run.fire.scheduled_time <= now.wall ||
+        run.state == RunState::kRunning) {
+      continue;
+    }
+    CancelRun(run, absl::StrCat(why, " before its time"), now, out);
+  }
 }
 
 // ---------------------------------------------------------------- runs
@@ -535,10 +624,13 @@ void Plan::DisarmRunTimer(Run& run) {
 }
 
 void Plan::EnqueueReady(Run& run, Now now) {
-  if (run.not_before > now.mono) {
-    ArmRunTimer(run, TimerKind::kDelay, run.not_before);
+  // A run may be handed to the driver up to `lookahead` before its time.
+  const MonoTime stage_from = run.not_before - options_.lookahead;
+  if (stage_from > now.mono) {
+    ArmRunTimer(run, TimerKind::kDelay, stage_from);
     return;
   }
+  DisarmRunTimer(run);  // re-timed after a clock step: its delay is over
   const Job& job = *job_slots_[run.job_slot];
   ready_.Push(ReadyRun{run.id, job.spec.key.name_space, job.spec.priority,
                        run.fire.scheduled_time});
@@ -592,18 +684,62 @@ void Plan::StartReady(Now now, Output* out) {
   while (std::optional<ReadyRun> ready = ready_.PopStartable(now.mono)) {
     Run& run = *runs_.at(ready->run_id);
     run.in_queue = false;
-    const Job& job = *job_slots_[run.job_slot];
     ++run.attempt;
     run.timed_out = false;
-    if (run.attempt == 1) run.first_start = now.mono;
-    Transition(run, RunState::kRunning, run.attempt, "", out);
-    out->actions.push_back(
-        StartAttemptAction{run.id, run.fire, run.attempt, options_.token});
-    if (job.spec.timeout.attempt_timeout != absl::InfiniteDuration()) {
-      ArmRunTimer(run, TimerKind::kTimeout,
-                  now.mono + job.spec.timeout.attempt_timeout);
+    if (run.not_before > now.mono) {
+      // Staged: the driver starts it at its time and tells us.
+      run.staged = true;
+      out->actions.push_back(StartAttemptAction{
+          run.id, run.fire, run.attempt, options_.token, run.not_before});
+      continue;
     }
+    Transition(run, RunState::kRunning, run.attempt, "", out);
+    out->actions.push_back(StartAttemptAction{run.id, run.fire, run.attempt,
+                                              options_.token, now.mono});
+    BeginAttempt(run, now);
   }
+}
+
+void Plan::BeginAttempt(Run& run, Now now) {
+  if (run.attempt == 1) run.first_start = now.mono;
+  const Job& job = *job_slots_[run.job_slot];
+  if (job.spec.timeout.attempt_timeout != absl::InfiniteDuration()) {
+    ArmRunTimer(run, TimerKind::kTimeout,
+                now.mono + job.spec.timeout.attempt_timeout);
+  }
+}
+
+void Plan::OnAttemptStarted(const AttemptStartedEvent& e, Now now,
+                            Output* out) {
+  for (const AttemptStartedEvent::Started& s : e.started) {
+    auto it = runs_.find(s.run);
+    if (it == runs_.end()) continue;
+    Run& run = *it->second;
+    if (!run.staged || run.attempt != s.attempt) continue;  // stale
+    // An UnstageAction that came too late changes nothing: the attempt runs
+    // (a removed job's running attempt runs to completion).
+    run.staged = false;
+    run.unstage = UnstageWhy::kNone;
+    run.unstage_detail.clear();
+    Transition(run, RunState::kRunning, run.attempt, "", out);
+    BeginAttempt(run, now);
+  }
+}
+
+void Plan::OnUnstaged(Run& run, Now now, Output* out) {
+  run.staged = false;
+  --run.attempt;  // it never started
+  ready_.OnRunFinished(run.id);
+  const UnstageWhy why = run.unstage;
+  run.unstage = UnstageWhy::kNone;
+  if (why == UnstageWhy::kCancel) {
+    FinishRun(run, RunState::kCancelled, std::move(run.unstage_detail), now,
+              out);
+    return;
+  }
+  // Re-timed (the wall clock was stepped): wait for its time anew.
+  SetNotBefore(run, now);
+  EnqueueReady(run, now);
 }
 
 // ---------------------------------------------------------------- events and
@@ -688,6 +824,13 @@ void Plan::OnPersisted(const PersistedEvent& e, Now now, Output* out) {
 void Plan::OnAttemptFinished(const AttemptFinishedEvent& e, Now now,
                              Output* out) {
   auto it = runs_.find(e.run);
+  if (!e.started) {
+    if (it != runs_.end() && it->second->staged &&
+        it->second->attempt == e.attempt) {
+      OnUnstaged(*it->second, now, out);
+    }
+    return;
+  }
   if (it == runs_.end() || it->second->state != RunState::kRunning ||
       it->second->attempt != e.attempt) {
     return;  // a duplicate or stale report
@@ -779,10 +922,7 @@ void Plan::OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out) {
   run.timer_armed = false;
   switch (kind) {
     case TimerKind::kDelay:
-      if (run.state == RunState::kPending && !run.held) {
-        run.not_before = now.mono;
-        EnqueueReady(run, now);
-      }
+      if (run.state == RunState::kPending && !run.held) EnqueueReady(run, now);
       break;
     case TimerKind::kRetry:
       if (run.state == RunState::kRetrying) {
@@ -812,7 +952,7 @@ void Plan::OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out) {
 }
 
 void Plan::Step(Now now, Output* out) {
-  DetectClockStep(now);
+  DetectClockStep(now, out);
   PersistAction persist;
   std::vector<wheel::TimingWheel::Expired> expired;
   const int64_t now_ms = absl::ToInt64Milliseconds(
@@ -837,10 +977,18 @@ void Plan::Step(Now now, Output* out) {
 void Plan::Advance(Now now, Output* out) { Step(now, out); }
 
 void Plan::OnEvent(const Event& event, Now now, Output* out) {
-  if (const auto* p = std::get_if<PersistedEvent>(&event)) {
-    OnPersisted(*p, now, out);
-  } else if (const auto* a = std::get_if<AttemptFinishedEvent>(&event)) {
-    OnAttemptFinished(*a, now, out);
+  OnEvents(absl::MakeConstSpan(&event, 1), now, out);
+}
+
+void Plan::OnEvents(absl::Span<const Event> events, Now now, Output* out) {
+  for (const Event& event : events) {
+    if (const auto* p = std::get_if<PersistedEvent>(&event)) {
+      OnPersisted(*p, now, out);
+    } else if (const auto* a = std::get_if<AttemptFinishedEvent>(&event)) {
+      OnAttemptFinished(*a, now, out);
+    } else if (const auto* s = std::get_if<AttemptStartedEvent>(&event)) {
+      OnAttemptStarted(*s, now, out);
+    }
   }
   Step(now, out);
 }

@@ -26,6 +26,11 @@
 // ended after the job's timeout grace period, by force, as a timeout does; the
 // new run starts once it has ended.
 //
+// With a lookahead (PlanOptions::lookahead), a fire of an `allow` job is
+// decided up to that long before its time, and its run handed to the driver
+// early (StartAttemptAction with a later not_before): it stays pending until
+// the driver reports that it started (AttemptStarted), at its time.
+//
 // Run states and the only legal transitions (anything else is a bug and
 // CHECK-fails):
 //   claiming -> pending | cancelled        (claim persisted; job removed before
@@ -53,6 +58,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "chime/clock.h"
 #include "chime/job.h"
 #include "src/core/fire_source.h"
@@ -101,8 +107,11 @@ struct PersistAction {
     MissedRange range;
   };
   std::vector<Missed> missed;
+  // A job's watermark belongs to its generation: a new generation (a changed
+  // schedule) starts its own, which may be earlier than the old one's.
   struct Watermark {
     JobKey job;
+    int64_t generation = 0;
     absl::Time watermark;
   };
   std::vector<Watermark> watermarks;
@@ -110,11 +119,29 @@ struct PersistAction {
 
 // Start attempt `attempt` of `run`; report its end with an AttemptFinished
 // event.
+//
+// With a lookahead (PlanOptions::lookahead), a run may be handed over before
+// its time: `not_before` is then later than the `now` of the call that emitted
+// the action. The driver holds such an attempt ("staged") and starts it at
+// `not_before` on the monotonic clock, reporting the start with an
+// AttemptStarted event; the run stays pending until that event arrives. A
+// staged attempt can be taken back with an UnstageAction. An attempt whose
+// `not_before` is not later than `now` starts at once and the run is running
+// from this action on (no AttemptStarted event is expected).
 struct StartAttemptAction {
   RunId run = 0;
   FireKey fire;
   int attempt = 1;
   int64_t token = 0;
+  MonoTime not_before;
+};
+
+// Take back a staged attempt (see StartAttemptAction). If it has not been
+// started, drop it and answer AttemptFinished with started = false; if it has
+// (its AttemptStarted event is on the way), do nothing.
+struct UnstageAction {
+  RunId run = 0;
+  int attempt = 1;
 };
 
 // Cancel the running attempt: gracefully (SIGTERM / abort the request), or by
@@ -136,8 +163,9 @@ struct TransitionAction {
       detail;  // why: "retry in 2.5s", "timed out", "exhausted 3 attempts", ...
 };
 
-using Action = std::variant<PersistAction, StartAttemptAction,
-                            CancelAttemptAction, TransitionAction>;
+using Action =
+    std::variant<PersistAction, StartAttemptAction, CancelAttemptAction,
+                 TransitionAction, UnstageAction>;
 
 struct Output {
   std::vector<Action> actions;
@@ -165,9 +193,23 @@ struct AttemptFinishedEvent {
   int attempt = 1;
   AttemptOutcome outcome = AttemptOutcome::kSucceeded;
   std::string detail;
+  // False for a staged attempt taken back by an UnstageAction before it
+  // started (outcome is then ignored).
+  bool started = true;
 };
 
-using Event = std::variant<PersistedEvent, AttemptFinishedEvent>;
+// Staged attempts (see StartAttemptAction) that the driver has started, in the
+// order it started them.
+struct AttemptStartedEvent {
+  struct Started {
+    RunId run = 0;
+    int attempt = 1;
+  };
+  std::vector<Started> started;
+};
+
+using Event =
+    std::variant<PersistedEvent, AttemptFinishedEvent, AttemptStartedEvent>;
 
 struct PlanOptions {
   int max_concurrent_runs = 0;  // 0 = unlimited
@@ -175,7 +217,15 @@ struct PlanOptions {
   absl::Duration persist_retry =
       absl::Seconds(1);  // re-send a failed persist after this
   int64_t token = 1;     // fencing token of this scheduler's lease
-  uint64_t seed = 1;     // jitter and backoff randomness
+  // How long before its time a fire may be decided, claimed and handed to the
+  // driver (staged), so that many fires sharing an instant all start on time.
+  // Applies to jobs whose overlap policy is `allow` (their decision does not
+  // depend on what runs at the instant itself); other jobs are decided at
+  // their time. A run decided ahead whose job is then removed, paused or
+  // rescheduled before its time is cancelled, with that reason; a wall-clock
+  // step re-times it. Zero: every fire is decided at its time.
+  absl::Duration lookahead = absl::ZeroDuration();
+  uint64_t seed = 1;  // jitter and backoff randomness
   // How namespaces share execution slots under `max_concurrent_runs`: weight
   // (deficit round-robin) and quotas, by namespace name (see ready_queue.h). A
   // namespace not listed gets the default: weight 1, no quotas.
@@ -211,6 +261,10 @@ class Plan {
   // first after `now`. A new job's first fire is the first scheduled time after
   // `now`. InvalidArgument (naming the field) leaves everything unchanged.
   absl::Status UpsertJob(const JobSpec& spec, Now now, Output* out);
+  // The same with the trigger already parsed (e.g. on the caller's thread).
+  // REQUIRES: `source` is FireSource::Create(spec).
+  absl::Status UpsertJob(const JobSpec& spec, FireSource source, Now now,
+                         Output* out);
   // Removes a job: pending and buffered runs are cancelled, and so are runs
   // waiting to retry; running ones run to completion (their outcome is
   // recorded) but are not retried. A paused job's fires that came due while
@@ -240,6 +294,8 @@ class Plan {
   void Advance(Now now, Output* out);
   // Something happened outside; followed by the same work as Advance.
   void OnEvent(const Event& event, Now now, Output* out);
+  // Several things happened, in this order; one Advance's work follows.
+  void OnEvents(absl::Span<const Event> events, Now now, Output* out);
 
   // Inspection (tests, API).
   const PlanCounters& counters() const { return counters_; }
@@ -277,7 +333,9 @@ class Plan {
   // Frees the slot of a removed job once its last run has ended.
   void FreeSlotIfDone(uint32_t slot);
   void Step(Now now, Output* out);
-  void DetectClockStep(Now now);
+  void DetectClockStep(Now now, Output* out);
+  // How far ahead of its time a fire of `job` is decided (PlanOptions).
+  absl::Duration Lookahead(const Job& job) const;
   void ArmJob(Job& job, Now now);
   void FireJob(Job& job, Now now, PersistAction* persist, Output* out);
   void DecideFire(Job& job, absl::Time scheduled, Now now,
@@ -285,6 +343,19 @@ class Plan {
   Run& NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
               PersistAction* persist);
   void SetJitter(Job& job, Run& run, Now now);
+  // not_before from start_wall and the current wall-mono offset.
+  void SetNotBefore(Run& run, Now now);
+  // Cancels a run that has not started: at once, or, if staged, once the
+  // driver gives it back.
+  void CancelRun(Run& run, std::string detail, Now now, Output* out);
+  enum class UnstageWhy : uint8_t { kNone, kCancel, kRetime };
+  void Unstage(Run& run, UnstageWhy why, std::string detail, Output* out);
+  // Cancels the job's runs decided ahead of their (future) time.
+  void CancelDecidedAhead(Job& job, absl::string_view why, Now now,
+                          Output* out);
+  void BeginAttempt(Run& run, Now now);
+  void OnAttemptStarted(const AttemptStartedEvent& e, Now now, Output* out);
+  void OnUnstaged(Run& run, Now now, Output* out);
   void OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out);
   void OnPersisted(const PersistedEvent& e, Now now, Output* out);
   void OnAttemptFinished(const AttemptFinishedEvent& e, Now now, Output* out);

@@ -10,8 +10,16 @@
 //   - StartAttemptAction: the job's function (the one registered by the latest
 //     AddJob; a removed job's running attempt keeps its own) runs on a worker
 //     through the interceptor chain, with a fresh cancelled flag; started_at
-//     is the clock's wall time when the action is carried out. Its result
-//     becomes an AttemptFinishedEvent by ClassifyAttempt (interceptors.h).
+//     is the clock's wall time when a worker begins it. The attempts of one
+//     pass go to the pool as one batch. An attempt whose not_before is still
+//     ahead is staged: held, with every other attempt due at the same
+//     instant, until the clock reaches it; then the whole group goes to the
+//     pool at once and the Plan gets one AttemptStarted event for it. Its
+//     result becomes an AttemptFinishedEvent by ClassifyAttempt
+//     (interceptors.h); workers queue results and only the first of a burst
+//     wakes the scheduler thread, which hands them all to the Plan together.
+//   - UnstageAction: a staged attempt is dropped and the Plan told so at once
+//     (AttemptFinished, started = false); one already started is left alone.
 //   - CancelAttemptAction: sets the attempt's cancelled flag and wakes any
 //     thread blocked in `ctx.cancelled->wait(false)`. A forced cancel does the
 //     same: a function in this process cannot be killed, so one that ignores
@@ -41,6 +49,10 @@
 // a function that never returns blocks Shutdown -- for them to return. Their
 // outcomes are recorded (an error after the cancel: cancelled, detail
 // "shutdown: ..."). Then the scheduler thread and the workers are joined.
+//
+// AddJob validates and parses the job on the caller's thread and queues it
+// without waiting: the scheduler thread applies commands in order, so every
+// later call sees the job.
 //
 // Thread-safety: as chime::Scheduler.
 #ifndef CHIME_SRC_DRIVER_DRIVER_H_

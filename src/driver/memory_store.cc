@@ -53,9 +53,16 @@ absl::Status MemoryStore::Persist(const core::PersistAction& batch) {
     missed_.push_back(MissedRecord{m.job, m.generation, m.range});
   }
   for (const core::PersistAction::Watermark& w : batch.watermarks) {
-    absl::Time& stored =
-        watermarks_.try_emplace(w.job, absl::InfinitePast()).first->second;
-    stored = std::max(stored, w.watermark);
+    // Forward only within a generation; a newer generation starts its own.
+    auto [it, inserted] =
+        watermarks_.try_emplace(w.job, w.generation, w.watermark);
+    auto& [generation, stored] = it->second;
+    if (w.generation > generation) {
+      generation = w.generation;
+      stored = w.watermark;
+    } else if (w.generation == generation) {
+      stored = std::max(stored, w.watermark);
+    }
   }
   ForgetOldRunsLocked();
   return absl::OkStatus();
@@ -120,7 +127,7 @@ std::vector<MemoryStore::MissedRecord> MemoryStore::Missed() const {
 absl::Time MemoryStore::Watermark(const JobKey& job) const {
   absl::MutexLock lock(&mu_);
   auto it = watermarks_.find(job);
-  return it == watermarks_.end() ? absl::InfinitePast() : it->second;
+  return it == watermarks_.end() ? absl::InfinitePast() : it->second.second;
 }
 
 int64_t MemoryStore::HighestToken() const {

@@ -114,7 +114,9 @@ class MemoryStore {
   std::deque<MissedRecord> missed_ ABSL_GUARDED_BY(mu_);   // oldest first
   absl::flat_hash_set<std::string> missed_keys_
       ABSL_GUARDED_BY(mu_);  // of missed_, to dedupe
-  absl::flat_hash_map<JobKey, absl::Time> watermarks_ ABSL_GUARDED_BY(mu_);
+  // Each job's newest generation and its watermark.
+  absl::flat_hash_map<JobKey, std::pair<int64_t, absl::Time>> watermarks_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace chime::driver

@@ -47,7 +47,7 @@ TEST(MemoryStore, RefusedBatchWritesNothing) {
   PersistAction batch =
       Batch(1, {{Fire(kNine + absl::Minutes(1)), 2}, {Fire(kNine), 3}});
   batch.watermarks.push_back(
-      {JobKey{"default", "a"}, kNine + absl::Minutes(1)});
+      {JobKey{"default", "a"}, 1, kNine + absl::Minutes(1)});
   EXPECT_THAT(store.Persist(batch), StatusIs(absl::StatusCode::kAlreadyExists));
   EXPECT_FALSE(store.GetClaim("a:1:2026-01-01T09:01:00Z").has_value());
   EXPECT_EQ(store.Watermark(JobKey{"default", "a"}), absl::InfinitePast());
@@ -67,7 +67,7 @@ TEST(MemoryStore, WatermarksOnlyMoveForwardAndMissedRecordsAreNotDoubled) {
   MemoryStore store;
   const JobKey a{"default", "a"};
   PersistAction batch = Batch(1, {});
-  batch.watermarks.push_back({a, kNine});
+  batch.watermarks.push_back({a, 1, kNine});
   batch.missed.push_back(
       {a, 1,
        core::MissedRange{kNine, kNine, 1, false, core::MissReason::kOverlap}});
@@ -79,6 +79,23 @@ TEST(MemoryStore, WatermarksOnlyMoveForwardAndMissedRecordsAreNotDoubled) {
   ASSERT_THAT(store.Persist(batch), IsOk());
   EXPECT_EQ(store.Watermark(a), kNine);
   EXPECT_EQ(store.Missed().size(), 1u);
+}
+
+TEST(MemoryStore, ANewGenerationStartsItsOwnWatermark) {
+  MemoryStore store;
+  const JobKey a{"default", "a"};
+  PersistAction batch = Batch(1, {});
+  batch.watermarks.push_back({a, 1, kNine});
+  ASSERT_THAT(store.Persist(batch), IsOk());
+  // The schedule changed: generation 2 begins earlier than generation 1's
+  // watermark (a fire decided ahead, a backward clock step).
+  batch.watermarks[0] = {a, 2, kNine - absl::Minutes(5)};
+  ASSERT_THAT(store.Persist(batch), IsOk());
+  EXPECT_EQ(store.Watermark(a), kNine - absl::Minutes(5));
+  // A late re-send of generation 1's batch changes nothing.
+  batch.watermarks[0] = {a, 1, kNine + absl::Minutes(1)};
+  ASSERT_THAT(store.Persist(batch), IsOk());
+  EXPECT_EQ(store.Watermark(a), kNine - absl::Minutes(5));
 }
 
 core::TransitionAction Transition(core::RunId run, RunState from, RunState to) {

@@ -64,14 +64,38 @@ R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
 
 absl::Status SchedulerImpl::AddJob(const JobSpec& spec, JobFunction fn) {
   if (!fn) return absl::InvalidArgumentError("fn: the job function is empty");
+  // Everything the Plan could refuse is checked here, on the caller's thread;
+  // the scheduler thread only applies the job, after every earlier command.
+  if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
+  absl::StatusOr<core::FireSource> source = core::FireSource::Create(spec);
+  if (!source.ok()) return source.status();
   auto shared = std::make_shared<const JobFunction>(std::move(fn));
-  return Call<absl::Status>([&] {
+  return Post([this, spec, shared, source = *std::move(source)]() mutable {
     core::Output out;
-    absl::Status s = plan_.UpsertJob(spec, Now(), &out);
+    absl::Status s = plan_.UpsertJob(spec, std::move(source), Now(), &out);
+    if (!s.ok())
+      Die(absl::StrCat("a validated job was refused: ", s.ToString()));
     Absorb(out, false);
-    if (s.ok()) functions_[spec.key] = shared;
-    return s;
+    functions_[spec.key] = std::move(shared);
   });
+}
+
+absl::Status SchedulerImpl::Post(std::function<void()> command) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kRunning) {
+      const bool first = queue_.empty();
+      queue_.push_back(std::move(command));
+      if (!first) return absl::OkStatus();  // the thread is being woken
+    } else if (state_ != State::kNew) {
+      return ShutDownError();
+    } else {
+      command();  // before Start: inline; its actions wait in todo_
+      return absl::OkStatus();
+    }
+  }
+  wakeup_.Notify();
+  return absl::OkStatus();
 }
 
 absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {
@@ -140,14 +164,17 @@ void SchedulerImpl::Shutdown(absl::Duration grace) {
   state_ = State::kStopped;
 }
 
-void SchedulerImpl::PostEvent(std::function<void()> item) {
+void SchedulerImpl::PostResult(core::AttemptFinishedEvent e) {
+  bool first;
   {
     absl::MutexLock lock(&mu_);
     if (state_ != State::kRunning && state_ != State::kStopping)
       Die("event after shutdown");
-    queue_.push_back(std::move(item));
+    first = results_.empty();
+    results_.push_back(std::move(e));
   }
-  wakeup_.Notify();
+  // Later results until the scheduler thread takes them ride along.
+  if (first) wakeup_.Notify();
 }
 
 absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
@@ -169,6 +196,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   if (store == nullptr) return absl::InvalidArgumentError("store: is null");
   Clock& clock = options.clock != nullptr ? *options.clock : RealClock::Get();
   core::PlanOptions plan;
+  plan.lookahead = options.lookahead;
   plan.max_concurrent_runs = options.max_concurrent_runs == 0
                                  ? options.worker_threads
                                  : options.max_concurrent_runs;

@@ -16,9 +16,11 @@
 #include <atomic>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -73,7 +75,20 @@ class SchedulerImpl final : public Scheduler {
     int number = 0;
     std::atomic<bool> cancelled{false};
     std::atomic<bool> by_shutdown{false};  // the cancel came from Shutdown
+    // Plan context only: held until its time (staged_), or taken back before
+    // it (then it never runs). `dropped` is read by the worker after the
+    // attempt was handed over, under the pool's lock.
+    bool staged = false;
+    bool dropped = false;
   };
+  // An attempt ready for a worker: everything it needs, built in the plan
+  // context. The worker sets ctx.started_at when it begins.
+  struct Prepared {
+    AttemptContext ctx;
+    std::shared_ptr<const JobFunction> fn;
+    std::shared_ptr<Attempt> attempt;
+  };
+  using PreparedBatch = std::vector<Prepared>;
 
   // Runs `f` in the plan context and returns its result: inline before Start
   // (its actions are carried out once started), otherwise on the scheduler
@@ -83,8 +98,12 @@ class SchedulerImpl final : public Scheduler {
   // deadlock.
   template <typename R>
   R Call(absl::FunctionRef<R()> f);
-  // Queues `item` for the scheduler thread (worker results). REQUIRES: started.
-  void PostEvent(std::function<void()> item);
+  // Queues `command` for the plan context and returns without waiting: inline
+  // before Start; FailedPrecondition once Shutdown has begun. Commands run in
+  // the order posted, before anything queued after them.
+  absl::Status Post(std::function<void()> command);
+  // Queues an attempt's result for the scheduler thread. REQUIRES: started.
+  void PostResult(core::AttemptFinishedEvent e);
 
   // --- The plan context (see the file comment). ---
   core::Now Now() const { return core::Now{clock_.Now(), clock_.MonoNow()}; }
@@ -96,17 +115,21 @@ class SchedulerImpl final : public Scheduler {
   void CarryOut();
   void Persist(const core::PersistAction& batch);
   void StartAttempt(const core::StartAttemptAction& start);
+  void Unstage(const core::UnstageAction& unstage);
+  // Hands the staged attempts whose time has come to the workers and tells
+  // the Plan they started.
+  void ReleaseStaged();
+  // Hands `batch` to the workers (one queue operation for all).
+  void Dispatch(std::shared_ptr<PreparedBatch> batch);
   void CancelAttempt(const core::CancelAttemptAction& cancel);
   void RecordTransition(const core::TransitionAction& t);
-  void OnAttemptFinished(const core::AttemptFinishedEvent& e);
+  void OnAttemptsFinished(std::vector<core::AttemptFinishedEvent>& events);
   void BeginShutdown(absl::Duration grace);
   void CancelAllAttempts();
   void Emit(const RunEvent& event);
 
   // Runs on a worker.
-  void RunAttempt(const AttemptContext& ctx,
-                  std::shared_ptr<const JobFunction> fn,
-                  std::shared_ptr<Attempt> attempt);
+  void RunAttempt(Prepared& p);
 
   const SchedulerOptions options_;
   Clock& clock_;
@@ -119,6 +142,11 @@ class SchedulerImpl final : public Scheduler {
   // The attempts running, by run (a run has at most one at a time).
   absl::flat_hash_map<core::RunId, std::shared_ptr<Attempt>> attempts_;
   std::deque<core::Action> todo_;
+  // Attempts to start now, gathered while carrying out actions and handed
+  // over together at the end.
+  std::shared_ptr<PreparedBatch> start_now_;
+  // Attempts handed over before their time, by that time.
+  std::map<MonoTime, PreparedBatch> staged_;
   MonoTime wake_at_ = MonoTime::Infinite();
   bool stopping_ = false;
   bool cancelled_all_ = false;
@@ -130,6 +158,9 @@ class SchedulerImpl final : public Scheduler {
   absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kNew;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  // Results of attempts, oldest first; the scheduler thread takes them all at
+  // once. Only the first result after a take wakes it.
+  std::vector<core::AttemptFinishedEvent> results_ ABSL_GUARDED_BY(mu_);
   std::thread::id loop_thread_id_ ABSL_GUARDED_BY(mu_);
   Wakeup wakeup_;
   // Set by Start under mu_; joined by Shutdown.

@@ -52,23 +52,34 @@ void SchedulerImpl::Absorb(core::Output& out, bool from_step) {
 }
 
 void SchedulerImpl::Loop() {
+  std::deque<std::function<void()>> items;
+  std::vector<core::AttemptFinishedEvent> results;
   while (true) {
-    std::deque<std::function<void()>> items;
     {
       absl::MutexLock lock(&mu_);
       items.swap(queue_);
+      results.swap(results_);
     }
+    // Attempts due now go first: they are what must be on time.
+    ReleaseStaged();
     // Actions left by commands that ran before Start are carried out on the
     // first pass.
     CarryOut();
+    if (!results.empty()) {
+      OnAttemptsFinished(results);
+      results.clear();
+      CarryOut();
+    }
     for (std::function<void()>& item : items) {
       item();
       CarryOut();
     }
+    items.clear();
     core::Output out;
     plan_.Advance(Now(), &out);
     Absorb(out, true);
     CarryOut();
+    ReleaseStaged();
     if (stopping_) {
       if (!cancelled_all_ && clock_.MonoNow() >= shutdown_deadline_)
         CancelAllAttempts();
@@ -77,6 +88,7 @@ void SchedulerImpl::Loop() {
       if (attempts_.empty()) return;
     }
     MonoTime deadline = wake_at_;
+    if (!staged_.empty()) deadline = std::min(deadline, staged_.begin()->first);
     if (stopping_ && !cancelled_all_)
       deadline = std::min(deadline, shutdown_deadline_);
     clock_.WaitUntil(deadline, wakeup_);
@@ -96,16 +108,22 @@ void SchedulerImpl::CarryOut() {
       CancelAttempt(*c);
     } else if (const auto* t = std::get_if<core::TransitionAction>(&action)) {
       RecordTransition(*t);
+    } else if (const auto* u = std::get_if<core::UnstageAction>(&action)) {
+      Unstage(*u);
     }
   }
+  if (start_now_ != nullptr) Dispatch(std::move(start_now_));
+  start_now_ = nullptr;
 }
 
 void SchedulerImpl::Persist(const core::PersistAction& batch) {
   const absl::Status status = store_->Persist(batch);
   if (status.ok()) {
-    const absl::Time at = clock_.Now();
-    for (const core::PersistAction::Missed& m : batch.missed)
-      Emit(MissedEvent(m, at));
+    if (options_.on_run_event) {
+      const absl::Time at = clock_.Now();
+      for (const core::PersistAction::Missed& m : batch.missed)
+        Emit(MissedEvent(m, at));
+    }
   } else if (!absl::IsFailedPrecondition(status)) {
     // The Plan sends the batch again later; with a MemoryStore only a broken
     // invariant (a fire claimed twice) gets here, so say so.
@@ -119,37 +137,91 @@ void SchedulerImpl::Persist(const core::PersistAction& batch) {
 }
 
 void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
-  auto attempt = std::make_shared<Attempt>();
-  attempt->number = start.attempt;
-  attempts_[start.run] = attempt;
-  AttemptContext ctx;
+  Prepared p;
+  p.attempt = std::make_shared<Attempt>();
+  p.attempt->number = start.attempt;
+  attempts_[start.run] = p.attempt;
+  AttemptContext& ctx = p.ctx;
   ctx.fire = start.fire;
   ctx.fire_id = start.fire.ToString();
   ctx.run_id = start.run;
   ctx.attempt = start.attempt;
   ctx.fencing_token = start.token;
   ctx.scheduled_time = start.fire.scheduled_time;
-  ctx.started_at = clock_.Now();
-  ctx.cancelled = &attempt->cancelled;
+  ctx.cancelled = &p.attempt->cancelled;
   auto fn_it = functions_.find(start.fire.job);
-  std::shared_ptr<const JobFunction> fn =
-      fn_it == functions_.end() ? nullptr : fn_it->second;
-  if (!pool_->Submit(
-          [this, ctx, fn, attempt] { RunAttempt(ctx, fn, attempt); })) {
+  if (fn_it != functions_.end()) p.fn = fn_it->second;
+  if (start.not_before > clock_.MonoNow()) {
+    // Before its time: held until then (the Plan keeps the run pending).
+    p.attempt->staged = true;
+    staged_[start.not_before].push_back(std::move(p));
+    return;
+  }
+  if (start_now_ == nullptr) start_now_ = std::make_shared<PreparedBatch>();
+  start_now_->push_back(std::move(p));
+}
+
+void SchedulerImpl::Unstage(const core::UnstageAction& unstage) {
+  auto it = attempts_.find(unstage.run);
+  // Already started (the Plan hears of it from ReleaseStaged), or unknown.
+  if (it == attempts_.end() || it->second->number != unstage.attempt ||
+      !it->second->staged) {
+    return;
+  }
+  it->second->dropped = true;  // ReleaseStaged skips it
+  attempts_.erase(it);
+  core::AttemptFinishedEvent e;
+  e.run = unstage.run;
+  e.attempt = unstage.attempt;
+  e.outcome = core::AttemptOutcome::kCancelled;
+  e.started = false;
+  core::Output out;
+  plan_.OnEvent(e, Now(), &out);
+  Absorb(out, true);
+}
+
+void SchedulerImpl::ReleaseStaged() {
+  const MonoTime now = clock_.MonoNow();
+  while (!staged_.empty() && staged_.begin()->first <= now) {
+    auto batch = std::make_shared<PreparedBatch>(
+        std::move(staged_.extract(staged_.begin()).mapped()));
+    // Hand over first, tell the Plan after: the workers start on time while
+    // this thread does the bookkeeping.
+    Dispatch(batch);
+    core::AttemptStartedEvent started;
+    started.started.reserve(batch->size());
+    for (const Prepared& p : *batch) {
+      if (p.attempt->dropped) continue;
+      p.attempt->staged = false;
+      started.started.push_back({p.ctx.run_id, p.ctx.attempt});
+    }
+    core::Output out;
+    plan_.OnEvent(std::move(started), Now(), &out);
+    Absorb(out, true);
+  }
+}
+
+void SchedulerImpl::Dispatch(std::shared_ptr<PreparedBatch> batch) {
+  const size_t n = batch->size();
+  if (!pool_->SubmitBatch(n, [this, batch = std::move(batch)](size_t i) {
+        RunAttempt((*batch)[i]);
+      })) {
     Die("the worker pool refused an attempt");
   }
 }
 
-void SchedulerImpl::RunAttempt(const AttemptContext& ctx,
-                               std::shared_ptr<const JobFunction> fn,
-                               std::shared_ptr<Attempt> attempt) {
+void SchedulerImpl::RunAttempt(Prepared& p) {
+  if (p.attempt->dropped) return;  // taken back before its time
+  const AttemptContext& ctx = p.ctx;
+  p.ctx.started_at = clock_.Now();
   // The Plan starts attempts only for jobs it knows, and AddJob registers the
   // function in the same step, so `fn` is never null; if it were, the attempt
   // fails rather than crash a worker.
   const absl::Status status =
-      fn != nullptr ? chain_.Run(ctx, *fn)
-                    : absl::InternalError(absl::StrCat(
-                          "no function for job ", ctx.fire.job.ToString()));
+      p.fn != nullptr ? chain_.Run(ctx, *p.fn)
+                      : absl::InternalError(absl::StrCat(
+                            "no function for job ", ctx.fire.job.ToString()));
+  const std::shared_ptr<Attempt>& attempt = p.attempt;
   core::AttemptFinishedEvent e;
   e.run = ctx.run_id;
   e.attempt = ctx.attempt;
@@ -161,15 +233,21 @@ void SchedulerImpl::RunAttempt(const AttemptContext& ctx,
       attempt->by_shutdown.load()) {
     e.detail = absl::StrCat("shutdown: ", e.detail);
   }
-  PostEvent([this, e = std::move(e)] { OnAttemptFinished(e); });
+  PostResult(std::move(e));
 }
 
-void SchedulerImpl::OnAttemptFinished(const core::AttemptFinishedEvent& e) {
-  auto it = attempts_.find(e.run);
-  if (it != attempts_.end() && it->second->number == e.attempt)
-    attempts_.erase(it);
+void SchedulerImpl::OnAttemptsFinished(
+    std::vector<core::AttemptFinishedEvent>& events) {
+  std::vector<core::Event> batch;
+  batch.reserve(events.size());
+  for (core::AttemptFinishedEvent& e : events) {
+    auto it = attempts_.find(e.run);
+    if (it != attempts_.end() && it->second->number == e.attempt)
+      attempts_.erase(it);
+    batch.emplace_back(std::move(e));
+  }
   core::Output out;
-  plan_.OnEvent(e, Now(), &out);
+  plan_.OnEvents(batch, Now(), &out);
   Absorb(out, true);
 }
 
@@ -189,6 +267,7 @@ void SchedulerImpl::RecordTransition(const core::TransitionAction& t) {
   // going on would corrupt the history.
   if (absl::Status s = store_->RecordTransition(t, at); !s.ok())
     Die(s.ToString());
+  if (!options_.on_run_event) return;
   Emit(RunEvent{
       t.run, t.fire.ToString(), std::string(core::RunStateName(t.from)),
       std::string(core::RunStateName(t.to)), t.attempt, t.detail, at});

@@ -26,7 +26,17 @@ WorkerPool::~WorkerPool() { Join(); }
 bool WorkerPool::Submit(std::function<void()> task) {
   absl::MutexLock lock(&mu_);
   if (joining_) return false;
-  tasks_.push_back(std::move(task));
+  tasks_.push_back(Item{std::move(task), nullptr});
+  return true;
+}
+
+bool WorkerPool::SubmitBatch(size_t n, std::function<void(size_t)> run) {
+  auto batch = std::make_shared<Batch>();
+  batch->n = n;
+  batch->run = std::move(run);
+  absl::MutexLock lock(&mu_);
+  if (joining_) return false;
+  if (n > 0) tasks_.push_back(Item{nullptr, std::move(batch)});
   return true;
 }
 
@@ -52,14 +62,30 @@ bool WorkerPool::HasWorkOrJoining() const {
 void WorkerPool::Work() {
   while (true) {
     std::function<void()> task;
+    std::shared_ptr<Batch> batch;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(this, &WorkerPool::HasWorkOrJoining));
       if (tasks_.empty()) return;  // joining, and nothing left to do
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
+      Item& front = tasks_.front();
+      if (front.batch == nullptr) {
+        task = std::move(front.task);
+        tasks_.pop_front();
+      } else if (front.batch->next.load() >= front.batch->n) {
+        tasks_.pop_front();  // every index is taken
+        continue;
+      } else {
+        batch = front.batch;
+      }
     }
-    task();
+    if (batch == nullptr) {
+      task();
+      continue;
+    }
+    for (size_t i = batch->next.fetch_add(1); i < batch->n;
+         i = batch->next.fetch_add(1)) {
+      batch->run(i);
+    }
   }
 }
 

@@ -14,8 +14,11 @@
 #ifndef CHIME_SRC_DRIVER_WORKER_POOL_H_
 #define CHIME_SRC_DRIVER_WORKER_POOL_H_
 
+#include <atomic>
+#include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -35,6 +38,11 @@ class WorkerPool {
 
   // Queues `task`. Returns false, and drops the task, once Join has begun.
   bool Submit(std::function<void()> task);
+  // Queues `run(0) .. run(n - 1)` as one item: every worker takes the next
+  // index until none is left, so n short tasks cost one queue operation, and a
+  // long one holds up only the worker running it. Returns false, and drops
+  // them, once Join has begun.
+  bool SubmitBatch(size_t n, std::function<void(size_t)> run);
 
   // Lets the workers finish every queued task, then joins them. Returns when
   // all have exited.
@@ -47,8 +55,19 @@ class WorkerPool {
   void Work();
   bool HasWorkOrJoining() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  struct Batch {
+    size_t n = 0;
+    std::atomic<size_t> next{0};
+    std::function<void(size_t)> run;
+  };
+  // A single task, or a batch (task empty).
+  struct Item {
+    std::function<void()> task;
+    std::shared_ptr<Batch> batch;
+  };
+
   mutable absl::Mutex mu_;
-  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  std::deque<Item> tasks_ ABSL_GUARDED_BY(mu_);
   bool joining_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread>
       threads_;  // written only by the constructor and Join

@@ -1,6 +1,7 @@
 #include "src/driver/worker_pool.h"
 
 #include <atomic>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
@@ -24,6 +25,30 @@ TEST(WorkerPool, RunsTasksConcurrentlyOnItsThreads) {
   pool.Join();
   EXPECT_TRUE(a_saw_b);
   EXPECT_TRUE(b_saw_a);
+}
+
+TEST(WorkerPool, BatchRunsEveryIndexOnce) {
+  WorkerPool pool(2);
+  constexpr size_t kN = 10000;
+  std::vector<std::atomic<int>> runs(kN);
+  ASSERT_TRUE(pool.SubmitBatch(kN, [&](size_t i) { ++runs[i]; }));
+  pool.Join();
+  for (size_t i = 0; i < kN; ++i) ASSERT_EQ(runs[i].load(), 1) << i;
+}
+
+TEST(WorkerPool, ALongTaskOfABatchHoldsUpOnlyItsOwnWorker) {
+  WorkerPool pool(2);
+  // Index 0 waits for index 2: only possible if the other worker takes 1 and
+  // then 2 while the first is busy.
+  absl::Notification last_ran;
+  std::atomic<bool> waited{false};
+  ASSERT_TRUE(pool.SubmitBatch(3, [&](size_t i) {
+    if (i == 0)
+      waited = last_ran.WaitForNotificationWithTimeout(absl::Seconds(10));
+    if (i == 2) last_ran.Notify();
+  }));
+  pool.Join();
+  EXPECT_TRUE(waited);
 }
 
 TEST(WorkerPool, JoinFinishesQueuedTasksThenRefusesNewOnes) {

@@ -14,6 +14,9 @@
 //     the schedule, and between the first and the last of them every fire of
 //     the schedule is recorded.
 #include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <iostream>
 #include <map>
 #include <random>
 #include <set>
@@ -40,9 +43,12 @@ const char* const kZones[] = {"UTC", "Europe/Berlin", "America/New_York"};
 class RandomWorld {
  public:
   explicit RandomWorld(uint64_t seed) : rng_(seed), driver_(kStart) {
-    driver_.set_logging(false);
+    driver_.set_logging(std::getenv("CHIME_RANDOM_LOG") != nullptr);
     driver_.options().seed = seed;
     driver_.options().max_concurrent_runs = Pick(0, 3);
+    // No lookahead, a short one, or one longer than some schedules' period.
+    driver_.options().lookahead =
+        absl::Seconds(std::array{0, 1, 150}[Pick(0, 2)]);
     driver_.on_durable = [this](const core::PersistAction& p) {
       for (const core::PersistAction::Claim& c : p.claims) {
         if (c.fire.manual) {
@@ -76,6 +82,10 @@ class RandomWorld {
     for (const auto& [key, gen] : current_gen_) EndGeneration(gen);
     EXPECT_EQ(driver_.violations(), 0);
     CheckRecords();
+    if (std::getenv("CHIME_RANDOM_LOG") != nullptr &&
+        ::testing::Test::HasFailure()) {
+      for (const std::string& l : driver_.TakeLines()) std::cerr << l << "\n";
+    }
   }
 
  private:
@@ -129,7 +139,9 @@ class RandomWorld {
     current_gen_[spec.key] = gen;
     specs_[spec.key] = spec;
     if (triggers_.try_emplace(gen, spec).second) {
-      generations_[gen].start = driver_.plan().Watermark(spec.key);
+      // A generation's fires are those after the instant it began (with a
+      // lookahead, the Plan may have decided some of them already).
+      generations_[gen].start = driver_.now().wall;
     }
     return true;
   }

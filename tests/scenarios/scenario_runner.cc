@@ -114,6 +114,8 @@ absl::Status ScenarioRunner::Options(CommandArgs& args) {
   if (tolerance) o.step_tolerance = *tolerance;
   ASSIGN_OR_RETURN(auto persist_retry, args.TakeDuration("persist-retry"));
   if (persist_retry) o.persist_retry = *persist_retry;
+  ASSIGN_OR_RETURN(auto lookahead, args.TakeDuration("lookahead"));
+  if (lookahead) o.lookahead = *lookahead;
   if (absl::Status s = args.Done(); !s.ok()) return s;
   return core::Plan::ValidateOptions(o);
 }

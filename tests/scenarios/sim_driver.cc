@@ -39,6 +39,7 @@ void SimDriver::SetMono(MonoTime m) {
 MonoTime SimDriver::NextExecutorDeadline() const {
   MonoTime next = MonoTime::Infinite();
   for (const auto& [seq, a] : running_) next = std::min(next, a.finish_at);
+  if (!staged_.empty()) next = std::min(next, staged_.begin()->first);
   return next;
 }
 
@@ -101,8 +102,34 @@ void SimDriver::Process(Output out) {
   Drain();
 }
 
+void SimDriver::StartStaged() {
+  core::AttemptStartedEvent started;
+  while (!staged_.empty() && staged_.begin()->first <= now_.mono) {
+    auto node = staged_.extract(staged_.begin());
+    Attempt& a = node.mapped();
+    if (logging_) {
+      Log(absl::StrCat("started run ", a.run, " attempt=", a.attempt));
+    }
+    started.started.push_back({a.run, a.attempt});
+    Run(std::move(a));
+  }
+  if (!started.started.empty()) events_.push_back(std::move(started));
+}
+
+void SimDriver::Run(Attempt a) {
+  a.started_wall = now_.wall;
+  a.seq = next_seq_++;
+  const ExecutorConfig& config = ExecFor(a.fire.job);
+  a.outcome = NextOutcome(a.fire.job);
+  if (config.finish_after != absl::InfiniteDuration()) {
+    a.finish_at = now_.mono + config.finish_after;
+  }
+  running_.emplace(a.seq, std::move(a));
+}
+
 void SimDriver::Drain() {
   while (true) {
+    StartStaged();
     if (!events_.empty()) {
       core::Event e = std::move(events_.front());
       events_.pop_front();
@@ -160,18 +187,33 @@ void SimDriver::Absorb(Output& out) {
                                  " is still running"));
         }
       }
+      for (const auto& [at, a] : staged_) {
+        if (a.run == s->run) {
+          Violation(absl::StrCat("run ", s->run, " started attempt ",
+                                 s->attempt, " while attempt ", a.attempt,
+                                 " is staged"));
+        }
+      }
       Attempt a;
       a.run = s->run;
       a.fire = s->fire;
       a.attempt = s->attempt;
-      a.started_wall = now_.wall;
-      a.seq = next_seq_++;
-      const ExecutorConfig& config = ExecFor(s->fire.job);
-      a.outcome = NextOutcome(s->fire.job);
-      if (config.finish_after != absl::InfiniteDuration()) {
-        a.finish_at = now_.mono + config.finish_after;
+      if (s->not_before > now_.mono) {
+        staged_.emplace(s->not_before, std::move(a));
+      } else {
+        Run(std::move(a));
       }
-      running_.emplace(a.seq, std::move(a));
+    } else if (auto* u = std::get_if<core::UnstageAction>(&action)) {
+      for (auto it = staged_.begin(); it != staged_.end(); ++it) {
+        if (it->second.run != u->run || it->second.attempt != u->attempt)
+          continue;
+        AttemptFinishedEvent e{u->run, u->attempt,
+                               core::AttemptOutcome::kCancelled, "unstaged"};
+        e.started = false;
+        events_.push_back(std::move(e));
+        staged_.erase(it);
+        break;
+      }
     } else if (auto* c = std::get_if<CancelAttemptAction>(&action)) {
       for (auto it = running_.begin(); it != running_.end(); ++it) {
         if (it->second.run != c->run || it->second.attempt != c->attempt)
@@ -217,16 +259,25 @@ void SimDriver::Answer(const PersistAction& p) {
       durable_runs_.insert(c.run);
     }
     for (const PersistAction::Watermark& w : p.watermarks) {
-      auto [it, inserted] =
-          watermarks_.try_emplace(w.job, w.watermark, p.batch);
+      auto [it, inserted] = watermarks_.try_emplace(
+          w.job, StoredWatermark{w.generation, w.watermark, p.batch});
       if (inserted) continue;
-      if (w.watermark < it->second.first && p.batch > it->second.second) {
-        Violation(absl::StrCat("watermark of ", w.job.ToString(),
-                               " moved back from ",
-                               time::FormatUtc(it->second.first), " to ",
-                               time::FormatUtc(w.watermark)));
+      StoredWatermark& stored = it->second;
+      // Within a generation the watermark only moves forward; a newer batch
+      // never goes back to an older generation.
+      if (p.batch > stored.batch && (w.generation < stored.generation ||
+                                     (w.generation == stored.generation &&
+                                      w.watermark < stored.watermark))) {
+        Violation(absl::StrCat(
+            "watermark of ", w.job.ToString(), " moved back from ",
+            stored.generation, ":", time::FormatUtc(stored.watermark), " to ",
+            w.generation, ":", time::FormatUtc(w.watermark)));
       }
-      if (w.watermark >= it->second.first) it->second = {w.watermark, p.batch};
+      if (w.generation > stored.generation ||
+          (w.generation == stored.generation &&
+           w.watermark >= stored.watermark)) {
+        stored = StoredWatermark{w.generation, w.watermark, p.batch};
+      }
     }
     if (on_durable) on_durable(p);
   }
@@ -331,14 +382,23 @@ std::string SimDriver::FormatAction(const Action& action) {
                       " reason=", core::MissReasonName(m.range.reason));
     }
     for (const PersistAction::Watermark& w : p->watermarks) {
-      absl::StrAppend(&s, "\n  watermark ", w.job.ToString(), " ",
-                      time::FormatUtc(w.watermark));
+      absl::StrAppend(&s, "\n  watermark ", w.job.ToString(), ":", w.generation,
+                      " ", time::FormatUtc(w.watermark));
     }
     return s;
   }
   if (const auto* s = std::get_if<StartAttemptAction>(&action)) {
-    return absl::StrCat("start run ", s->run, " ", s->fire.ToString(),
-                        " attempt=", s->attempt, " token=", s->token);
+    std::string line =
+        absl::StrCat("start run ", s->run, " ", s->fire.ToString(),
+                     " attempt=", s->attempt, " token=", s->token);
+    if (s->not_before > now_.mono) {
+      absl::StrAppend(&line, " staged until +",
+                      absl::FormatDuration(s->not_before - now_.mono));
+    }
+    return line;
+  }
+  if (const auto* u = std::get_if<core::UnstageAction>(&action)) {
+    return absl::StrCat("unstage run ", u->run, " attempt=", u->attempt);
   }
   if (const auto* c = std::get_if<CancelAttemptAction>(&action)) {
     return absl::StrCat("cancel run ", c->run, " attempt=", c->attempt,

@@ -19,7 +19,10 @@
 // promise is reported as a line starting "VIOLATION" and counted in
 // violations().
 //
-// The fake executor records every StartAttemptAction as a running attempt.
+// The fake executor records every StartAttemptAction as a running attempt --
+// or, when it is handed over before its time (a lookahead), as staged until
+// then; staged attempts start at their time (reported together in one
+// AttemptStarted event) and can be taken back (UnstageAction).
 // Attempts finish when the test says (Finish), or by themselves after a
 // configured duration, with scripted outcomes (SetExecutorConfig). A forced
 // cancel ends the attempt at once ("killed"); a graceful cancel is ignored
@@ -182,6 +185,10 @@ class SimDriver {
   // Delivers queued events and attempts that finish by themselves now, until
   // none is left.
   void Drain();
+  // Starts the staged attempts whose time has come, reporting them in one
+  // AttemptStarted event.
+  void StartStaged();
+  void Run(Attempt a);
   void Answer(const core::PersistAction& p);
   void Violation(absl::string_view what);
   const ExecutorConfig& ExecFor(const JobKey& job) const;
@@ -206,14 +213,21 @@ class SimDriver {
   std::map<core::RunId, FireKey> known_runs_;
   absl::flat_hash_set<std::string> claimed_ids_;
   absl::flat_hash_set<core::RunId> durable_runs_;
-  absl::flat_hash_map<JobKey, std::pair<absl::Time, uint64_t>>
-      watermarks_;  // value, batch
+  struct StoredWatermark {
+    int64_t generation = 0;
+    absl::Time watermark;
+    uint64_t batch = 0;  // that wrote it
+  };
+  absl::flat_hash_map<JobKey, StoredWatermark> watermarks_;
 
   // executor
   ExecutorConfig default_exec_;
   absl::flat_hash_map<JobKey, ExecutorConfig> job_exec_;
   absl::flat_hash_map<JobKey, size_t> outcome_index_;
   std::map<int64_t, Attempt> running_;  // by seq
+  // Attempts handed over before their time, by start time (then hand-over
+  // order).
+  std::multimap<MonoTime, Attempt> staged_;
   int64_t next_seq_ = 0;
 
   // log

@@ -1,0 +1,94 @@
+// The lookahead: fires of `allow` jobs are claimed and handed to the workers
+// before their time, and start at it; removing such a job before its time
+// means the fire never runs. Time is a SimulatedClock.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/driver/scheduler_test_util.h"
+#include "testing/status_matchers.h"
+
+namespace chime::driver::testing {
+namespace {
+
+using ::chime::testing::IsOk;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+JobSpec Allow(std::string id, std::string expression) {
+  JobSpec spec = Cron(std::move(id), std::move(expression));
+  spec.overlap.action = OverlapAction::kAllow;
+  return spec;
+}
+
+SchedulerOptions WithLookahead(absl::Duration lookahead) {
+  SchedulerOptions options;
+  options.lookahead = lookahead;
+  return options;
+}
+
+TEST_F(SchedulerTest, AllowJobIsClaimedAheadAndStartsAtItsTime) {
+  Create(WithLookahead(absl::Seconds(10)));
+  ASSERT_THAT(scheduler_->AddJob(Allow("a", "* * * * *"), Returns({})), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  const std::string fire = FireId("a", absl::Minutes(1));
+  AdvanceTo(absl::Seconds(55));
+  // Claimed 5 s ahead, durable, and waiting: the clock has not reached 60 s.
+  recorder_.WaitForEvent(fire, "pending");
+  EXPECT_TRUE(store_->GetClaim(fire).has_value());
+  EXPECT_THAT(recorder_.seen(), IsEmpty());
+
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(fire, "succeeded");
+  const std::vector<Seen> seen = recorder_.seen();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].started_at, Wall(absl::Minutes(1)));
+  EXPECT_EQ(seen[0].scheduled_time, Wall(absl::Minutes(1)));
+  EXPECT_THAT(recorder_.Transitions(fire),
+              ElementsAre("claiming->pending", "pending->running",
+                          "running->succeeded"));
+  const RunEvent running = recorder_.WaitForEvent(fire, "running");
+  EXPECT_EQ(running.at, Wall(absl::Minutes(1)))
+      << "recorded running when it started, not when it was staged";
+}
+
+TEST_F(SchedulerTest, AllowJobRemovedBeforeItsTimeNeverRuns) {
+  Create(WithLookahead(absl::Seconds(10)));
+  ASSERT_THAT(scheduler_->AddJob(Allow("a", "* * * * *"), Returns({})), IsOk());
+  // A second job due at the same instant shows that the instant was reached.
+  ASSERT_THAT(scheduler_->AddJob(Allow("b", "* * * * *"), Returns({})), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  const std::string fire = FireId("a", absl::Minutes(1));
+  AdvanceTo(absl::Seconds(55));
+  recorder_.WaitForEvent(fire, "pending");
+  ASSERT_THAT(scheduler_->RemoveJob(Key("a")), IsOk());
+  const RunEvent cancelled = recorder_.WaitForEvent(fire, "cancelled");
+  EXPECT_EQ(cancelled.detail, "job removed");
+
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("b", absl::Minutes(1)), "succeeded");
+  scheduler_->Shutdown(absl::ZeroDuration());  // every worker has returned
+  for (const Seen& s : recorder_.seen()) {
+    EXPECT_NE(s.fire_id, fire) << "a removed job's fire ran";
+  }
+  EXPECT_THAT(recorder_.Transitions(fire),
+              ElementsAre("claiming->pending", "pending->cancelled"));
+}
+
+TEST_F(SchedulerTest, JobsWithOtherOverlapPoliciesAreDecidedAtTheirTime) {
+  Create(WithLookahead(absl::Seconds(10)));
+  ASSERT_THAT(scheduler_->AddJob(Allow("a", "* * * * *"), Returns({})), IsOk());
+  ASSERT_THAT(scheduler_->AddJob(Cron("s", "* * * * *"), Returns({})),
+              IsOk());  // overlap skip, the default
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Seconds(55));
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "pending");
+  EXPECT_FALSE(store_->GetClaim(FireId("s", absl::Minutes(1))).has_value());
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("s", absl::Minutes(1)), "succeeded");
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");
+}
+
+}  // namespace
+}  // namespace chime::driver::testing
