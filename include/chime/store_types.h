@@ -1,0 +1,320 @@
+// The value types of the Store interface (chime/store.h): what a store keeps
+// about leases, jobs, fires, runs and idempotency keys.
+//
+// They are plain structs, sized for the hot path: the scheduler pushes about
+// 100,000 claims a second through Store::ClaimFires, so a claim names its job
+// by the store-assigned JobId (an integer, never a string) and carries no
+// allocation of its own. Jobs keep their readable JobKey in JobRecord.
+//
+// Times are wall times supplied by the caller (scheduled times come from the
+// schedule; transition times from the scheduler's clock), except lease
+// lifetimes, which the store measures on its own monotonic clock.
+//
+// RunState and MissReason mirror chime::core::RunState and core::MissReason
+// enumerator for enumerator and in the same order (RunState adds kLost); the
+// core is meant to alias them once the driver runs on a Store.
+//
+// Thread-safety: value types; no shared state.
+#ifndef CHIME_INCLUDE_CHIME_STORE_TYPES_H_
+#define CHIME_INCLUDE_CHIME_STORE_TYPES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "chime/job.h"
+
+namespace chime {
+
+// Assigned by the store when a job is first put; stable for the store's
+// lifetime, kept by a deleted job's tombstone and reused when the same JobKey
+// is put again. Never 0.
+using JobId = int64_t;
+// Chosen by the scheduler when it claims a fire; unique in the store (a claim
+// reusing a RunId of another fire is refused). Never 0.
+using RunId = uint64_t;
+
+enum class RunState : uint8_t {
+  kClaiming,   // not durable yet; never stored
+  kPending,    // claimed, waiting for an execution slot (a claim's state)
+  kRunning,    // an attempt is running
+  kRetrying,   // an attempt ended; the next waits for its backoff
+  kSucceeded,  // final
+  kFailed,     // final
+  kCancelled,  // final
+  kLost,       // the scheduler that ran it died; recovery decides what follows
+};
+absl::string_view RunStateName(RunState s);
+// Succeeded, failed or cancelled: the run never changes again, and retention
+// may delete it. (Lost is not final: at-least-once delivery starts it again.)
+bool IsFinal(RunState s);
+
+// Why a fire did not run (see src/core/misfire.h for each reason).
+enum class MissReason : uint8_t {
+  kMisfireSkip,
+  kMisfireRunOnce,
+  kMisfireMaxCatchup,
+  kCatchupWindow,
+  kPaused,
+  kOverlap,
+  kBufferFull,
+  kReplaced,
+  kJobRemoved,
+  kFenced,
+};
+absl::string_view MissReasonName(MissReason r);
+
+// --- Leases ---
+
+// Presented with every fenced write: the write applies only while `token` is
+// the current token of lease `lease`.
+struct Fence {
+  std::string lease;
+  int64_t token = 0;
+};
+
+struct LeaseGrant {
+  int64_t token = 0;
+  // The holder may act on the lease until (its own monotonic time when it sent
+  // the request) + ttl; renew well before.
+  absl::Duration ttl;
+};
+
+struct LeaseInfo {
+  std::string name;
+  std::string holder;  // empty once released
+  int64_t token = 0;   // the last token granted
+  // Left of the lease's time to live, by the store's clock (zero: expired or
+  // released; another holder may acquire it).
+  absl::Duration remaining;
+};
+
+// --- Jobs ---
+
+// PutJobs / DeleteJob compare-and-set: the revision the caller last read.
+inline constexpr int64_t kAnyRevision = -1;  // unconditional
+inline constexpr int64_t kNoRevision = 0;    // must not exist (create)
+
+struct JobRecord {
+  JobId id = 0;
+  JobSpec spec;
+  // 1 for a new job; +1 whenever the trigger, start or end changes, and when a
+  // deleted job is put again, so fires of old and new schedules never collide.
+  int64_t generation = 0;
+  // The store revision of the job's last change (put or delete).
+  int64_t revision = 0;
+  // The newest scheduled time whose fate is decided (InfinitePast if none).
+  absl::Time watermark = absl::InfinitePast();
+  bool deleted = false;  // a tombstone (only in JobChangesSince)
+};
+
+struct JobWrite {
+  JobSpec spec;
+  int64_t expected_revision = kAnyRevision;
+};
+
+struct JobPage {
+  std::vector<JobRecord> jobs;  // ascending JobId, no tombstones
+  JobId next_after = 0;         // pass to the next LoadJobs call
+  bool done = false;            // no job has an id above next_after
+  // The store revision when the page was read; watch from the first page's.
+  int64_t revision = 0;
+};
+
+struct JobChanges {
+  std::vector<JobRecord> changes;  // ascending revision, tombstones included
+  int64_t revision = 0;            // pass to the next JobChangesSince call
+};
+
+// --- Fires ---
+
+// One fire: FireKey with the job by id.
+struct FireRef {
+  JobId job = 0;
+  int64_t generation = 0;
+  absl::Time scheduled_time;
+  bool manual = false;
+  friend bool operator==(const FireRef&, const FireRef&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const FireRef& f) {
+    return H::combine(std::move(h), f.job, f.generation, f.scheduled_time,
+                      f.manual);
+  }
+};
+
+struct FireClaim {
+  FireRef fire;
+  RunId run = 0;
+};
+
+// Fires in [first, last] of one job generation that did not run, for one
+// reason (MissedRange in src/core/misfire.h). Skipped fires (overlap) are
+// recorded the same way.
+struct MissedRecord {
+  JobId job = 0;
+  int64_t generation = 0;
+  absl::Time first;
+  absl::Time last;
+  int64_t count = 0;
+  bool count_capped = false;
+  MissReason reason = MissReason::kMisfireSkip;
+  friend bool operator==(const MissedRecord&, const MissedRecord&) = default;
+};
+
+struct WatermarkAdvance {
+  JobId job = 0;
+  absl::Time watermark;
+};
+
+// What one scheduler step decided, written in one transaction by ClaimFires
+// (core::PersistAction, with jobs by id).
+struct ClaimBatch {
+  std::vector<FireClaim> claims;
+  std::vector<MissedRecord> missed;
+  std::vector<WatermarkAdvance> watermarks;
+  // When the claims were made (the new runs' created_at).
+  absl::Time at;
+};
+
+// LookupClaims: the run that claimed a fire, or run == 0 if none did.
+struct ClaimInfo {
+  RunId run = 0;
+  int64_t token = 0;
+};
+
+// Position in a job's missed records, listed by first, reason, generation.
+struct MissedCursor {
+  absl::Time first;
+  MissReason reason = MissReason::kMisfireSkip;
+  int64_t generation = 0;
+};
+
+struct MissedPage {
+  std::vector<MissedRecord> records;
+  std::optional<MissedCursor> next;  // nullopt: no more records
+};
+
+// --- Runs ---
+
+struct RunTransition {
+  RunId run = 0;
+  RunState from = RunState::kPending;  // compare-and-set: the expected state
+  RunState to = RunState::kRunning;
+  // The attempt this transition starts (to == running) or ends (from ==
+  // running); otherwise the run's current attempt number.
+  int32_t attempt = 0;
+  // The ending attempt's exit code or HTTP status (from == running).
+  int32_t exit_code = 0;
+  absl::Time at;
+  std::string detail;  // why: "timed out", "retry in 2.5s", ...
+  // The ending attempt's output (from == running); the store keeps the last
+  // Options::max_output_bytes of it.
+  std::string output;
+};
+
+struct RunRecord {
+  RunId id = 0;
+  FireRef fire;
+  RunState state = RunState::kPending;
+  int32_t attempt = 0;  // the latest attempt number (0 before the first)
+  int64_t token = 0;    // the lease token of the last write
+  absl::Time created_at;
+  absl::Time updated_at;
+  std::string detail;  // of the last transition
+};
+
+struct AttemptRecord {
+  int32_t number = 0;
+  int64_t token = 0;
+  absl::Time started_at;
+  absl::Time finished_at = absl::InfiniteFuture();  // still running
+  RunState outcome = RunState::kRunning;  // the state the attempt ended in
+  int32_t exit_code = 0;
+  std::string detail;
+  std::string output;
+  bool output_truncated = false;  // the head was dropped
+};
+
+struct TransitionRecord {
+  RunState from = RunState::kPending;
+  RunState to = RunState::kPending;
+  int32_t attempt = 0;
+  int64_t token = 0;
+  absl::Time at;
+  std::string detail;
+};
+
+struct RunDetail {
+  RunRecord run;
+  std::vector<AttemptRecord> attempts;        // ascending number
+  std::vector<TransitionRecord> transitions;  // in the order recorded
+};
+
+// Position in a run listing: runs are listed newest scheduled time first,
+// then highest RunId first.
+struct RunCursor {
+  absl::Time scheduled_time;
+  RunId run = 0;
+};
+
+struct RunQuery {
+  std::optional<JobId> job;
+  std::optional<RunState> state;
+  // Scheduled times in [from, to).
+  absl::Time from = absl::InfinitePast();
+  absl::Time to = absl::InfiniteFuture();
+  std::optional<RunCursor> after;  // the previous page's `next`
+  int limit = 100;
+};
+
+struct RunPage {
+  std::vector<RunRecord> runs;
+  std::optional<RunCursor> next;  // nullopt: no more runs
+};
+
+// --- Retention ---
+
+struct RetentionPolicy {
+  int64_t keep_per_job = 0;  // keep the newest N finished runs per job; 0 = all
+  absl::Duration max_age = absl::InfiniteDuration();  // by updated_at
+  int64_t max_total_bytes = 0;                        // 0 = no cap
+};
+
+struct RetentionResult {
+  int64_t runs_deleted = 0;
+  int64_t missed_deleted = 0;
+  int64_t idempotency_keys_deleted = 0;
+};
+
+// --- Idempotency keys ---
+
+struct IdempotencyRecord {
+  std::string key;
+  std::string fingerprint;  // of the request, e.g. a hash of its body
+  std::string response;     // what to answer a repeated request with
+  absl::Time created_at;
+  absl::Time expires_at;  // created_at + the dedupe window
+};
+
+struct IdempotencyOutcome {
+  bool created = false;      // the key was new (or expired) and is now stored
+  IdempotencyRecord stored;  // the record in force after the call
+};
+
+// --- Store-wide ---
+
+struct StoreInfo {
+  int64_t revision = 0;  // of the last job change
+  RunId max_run_id = 0;  // the highest RunId ever claimed
+  int64_t jobs = 0;      // not deleted
+  int64_t runs = 0;
+  int64_t run_bytes = 0;  // as counted by RetentionPolicy::max_total_bytes
+};
+
+}  // namespace chime
+
+#endif  // CHIME_INCLUDE_CHIME_STORE_TYPES_H_

@@ -1,0 +1,124 @@
+#include "src/store/sqlite_schema.h"
+
+#include "absl/strings/str_cat.h"
+#include "src/base/status_macros.h"
+
+namespace chime::store {
+namespace {
+
+// kMigrations[i] takes the schema from version i to i + 1. Never edit one that
+// has shipped: add the next.
+constexpr const char* kMigrations[] = {
+    // 1: the first schema.
+    R"sql(
+CREATE TABLE schema_version(version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (0);
+CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO meta VALUES ('epoch', 0), ('revision', 0), ('last_token', 0),
+                        ('max_run_id', 0);
+CREATE TABLE leases(
+  name TEXT PRIMARY KEY, holder TEXT NOT NULL, token INTEGER NOT NULL,
+  expires_mono INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE jobs(
+  id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL,
+  generation INTEGER NOT NULL, revision INTEGER NOT NULL,
+  deleted INTEGER NOT NULL, watermark INTEGER NOT NULL, spec BLOB NOT NULL,
+  UNIQUE(namespace, name));
+CREATE INDEX jobs_by_revision ON jobs(revision);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,
+  generation INTEGER NOT NULL, scheduled INTEGER NOT NULL,
+  manual INTEGER NOT NULL, state INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  token INTEGER NOT NULL, created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL, detail TEXT NOT NULL, bytes INTEGER NOT NULL);
+CREATE UNIQUE INDEX runs_by_fire ON runs(job_id, generation, scheduled, manual);
+CREATE INDEX runs_by_job ON runs(job_id, scheduled, id);
+CREATE INDEX runs_by_time ON runs(scheduled, id);
+CREATE TABLE transitions(
+  run_id INTEGER NOT NULL, seq INTEGER NOT NULL, from_state INTEGER NOT NULL,
+  to_state INTEGER NOT NULL, attempt INTEGER NOT NULL, token INTEGER NOT NULL,
+  at INTEGER NOT NULL, detail TEXT NOT NULL,
+  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+CREATE INDEX transitions_by_step
+  ON transitions(run_id, from_state, to_state, attempt);
+CREATE TABLE attempts(
+  run_id INTEGER NOT NULL, number INTEGER NOT NULL, token INTEGER NOT NULL,
+  started_at INTEGER NOT NULL, finished_at INTEGER NOT NULL,
+  outcome INTEGER NOT NULL, exit_code INTEGER NOT NULL, detail TEXT NOT NULL,
+  output BLOB NOT NULL, output_truncated INTEGER NOT NULL,
+  PRIMARY KEY(run_id, number)) WITHOUT ROWID;
+CREATE TABLE missed(
+  job_id INTEGER NOT NULL, first INTEGER NOT NULL, reason INTEGER NOT NULL,
+  generation INTEGER NOT NULL, last INTEGER NOT NULL, count INTEGER NOT NULL,
+  capped INTEGER NOT NULL,
+  PRIMARY KEY(job_id, first, reason, generation)) WITHOUT ROWID;
+CREATE TABLE idempotency(
+  key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, response BLOB NOT NULL,
+  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX idempotency_by_expiry ON idempotency(expires_at);
+)sql",
+};
+static_assert(std::size(kMigrations) == kSchemaVersion);
+
+absl::StatusOr<int64_t> CountRows(Db& db, absl::string_view sql) {
+  ASSIGN_OR_RETURN(StmtRef stmt, db.Prepare(sql));
+  ASSIGN_OR_RETURN(bool row, stmt->Step());
+  return row ? stmt->Int(0) : 0;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> MigrateSchema(Db& db) {
+  ASSIGN_OR_RETURN(
+      int64_t has_version,
+      CountRows(db,
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' "
+                "AND name = 'schema_version'"));
+  int64_t version = 0;
+  if (has_version == 0) {
+    ASSIGN_OR_RETURN(int64_t tables,
+                     CountRows(db, "SELECT COUNT(*) FROM sqlite_master"));
+    if (tables != 0) {
+      return absl::DataLossError(
+          absl::StrCat(db.path(),
+                       ": has tables but no schema_version: not a chime "
+                       "database; it was left untouched"));
+    }
+  } else {
+    ASSIGN_OR_RETURN(version,
+                     CountRows(db, "SELECT version FROM schema_version"));
+  }
+  if (version > kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        db.path(), ": schema version ", version,
+        " is newer than this binary knows (", kSchemaVersion,
+        "); it was written by a newer chime. Run that version, or restore a "
+        "backup; nothing was changed"));
+  }
+  for (int64_t v = version; v < kSchemaVersion; ++v) {
+    RETURN_IF_ERROR(db.Exec(kMigrations[v]));
+    ASSIGN_OR_RETURN(StmtRef stmt,
+                     db.Prepare("UPDATE schema_version SET version = ?"));
+    RETURN_IF_ERROR(stmt->Bind(1, v + 1).Run());
+  }
+  return version;
+}
+
+absl::StatusOr<int64_t> GetMeta(Db& db, absl::string_view key) {
+  ASSIGN_OR_RETURN(StmtRef stmt,
+                   db.Prepare("SELECT value FROM meta WHERE key = ?"));
+  ASSIGN_OR_RETURN(bool row, stmt->Bind(1, key).Step());
+  if (!row) {
+    return absl::DataLossError(
+        absl::StrCat(db.path(), ": meta row \"", key, "\" is missing"));
+  }
+  return stmt->Int(0);
+}
+
+absl::Status SetMeta(Db& db, absl::string_view key, int64_t value) {
+  ASSIGN_OR_RETURN(StmtRef stmt,
+                   db.Prepare("UPDATE meta SET value = ? WHERE key = ?"));
+  return stmt->Bind(1, value).Bind(2, key).Run();
+}
+
+}  // namespace chime::store

@@ -1,0 +1,35 @@
+// SqliteStore's schema and its numbered migrations.
+//
+// Migration N takes a database from schema version N-1 to N; they are applied
+// in order, each in the open transaction, at start-up. The version is the one
+// row of table `schema_version`; an empty file is version 0. A database at a
+// version above kSchemaVersion was written by a newer chime and is refused,
+// unchanged. docs/storage.md describes every table.
+//
+// Thread-safety: the caller serializes use of the Db.
+#ifndef CHIME_SRC_STORE_SQLITE_SCHEMA_H_
+#define CHIME_SRC_STORE_SQLITE_SCHEMA_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "src/store/sqlite_db.h"
+
+namespace chime::store {
+
+inline constexpr int64_t kSchemaVersion = 1;
+
+// Reads the schema version and applies the missing migrations. REQUIRES: a
+// write transaction is open. Returns the version found before migrating.
+// FailedPrecondition (nothing changed) for a newer schema; DataLoss for a
+// database with tables but no schema_version (not chime's).
+absl::StatusOr<int64_t> MigrateSchema(Db& db);
+
+// The `meta` table: named int64 counters (epoch, revision, last_token,
+// max_run_id).
+absl::StatusOr<int64_t> GetMeta(Db& db, absl::string_view key);
+absl::Status SetMeta(Db& db, absl::string_view key, int64_t value);
+
+}  // namespace chime::store
+
+#endif  // CHIME_SRC_STORE_SQLITE_SCHEMA_H_

@@ -1,0 +1,108 @@
+// Conformance: leases and their fencing tokens.
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+#include "tests/store_conformance/store_conformance.h"
+
+namespace chime::conformance {
+namespace {
+
+using ::chime::testing::IsOk;
+using ::chime::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST_P(StoreConformance, EveryGrantGetsAStrictlyHigherToken) {
+  const Fence a = MustAcquire("scheduler", "node-a");
+  ASSERT_THAT(store().ReleaseLease(a, kForever), IsOk());
+  const Fence b = MustAcquire("scheduler", "node-b");
+  const Fence c = MustAcquire("shard-7", "node-a");
+  EXPECT_GT(a.token, 0);
+  EXPECT_GT(b.token, a.token);
+  EXPECT_GT(c.token, b.token);
+}
+
+TEST_P(StoreConformance, HeldLeaseIsRefusedToOthersUntilItExpires) {
+  const Fence a = MustAcquire("scheduler", "node-a");
+  EXPECT_THAT(
+      store().AcquireLease("scheduler", "node-b", absl::Minutes(1), kForever),
+      StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("node-a")));
+  clock_.AdvanceBy(absl::Minutes(1) + absl::Seconds(1));
+  absl::StatusOr<LeaseGrant> b =
+      store().AcquireLease("scheduler", "node-b", absl::Minutes(1), kForever);
+  ASSERT_THAT(b, IsOk());
+  EXPECT_GT(b->token, a.token);
+  // The old holder is fenced out of everything.
+  EXPECT_THAT(store().RenewLease(a, absl::Minutes(1), kForever),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(store().ReleaseLease(a, kForever),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST_P(StoreConformance, SameHolderAcquiringAgainKeepsItsToken) {
+  const Fence a = MustAcquire("scheduler", "node-a");
+  const Fence again = MustAcquire("scheduler", "node-a");
+  EXPECT_EQ(again.token, a.token);
+}
+
+TEST_P(StoreConformance, RenewExtendsTheLease) {
+  const Fence a = MustAcquire("scheduler", "node-a");
+  clock_.AdvanceBy(absl::Seconds(50));
+  ASSERT_THAT(store().RenewLease(a, absl::Minutes(1), kForever), IsOk());
+  clock_.AdvanceBy(absl::Seconds(50));  // 100s after the grant, 50s after renew
+  EXPECT_THAT(
+      store().AcquireLease("scheduler", "node-b", absl::Minutes(1), kForever),
+      StatusIs(absl::StatusCode::kAlreadyExists));
+  absl::StatusOr<std::vector<LeaseInfo>> leases = store().ListLeases(kForever);
+  ASSERT_THAT(leases, IsOk());
+  ASSERT_EQ(leases->size(), 1u);
+  EXPECT_EQ((*leases)[0].name, "scheduler");
+  EXPECT_EQ((*leases)[0].holder, "node-a");
+  EXPECT_EQ((*leases)[0].token, a.token);
+  EXPECT_EQ((*leases)[0].remaining, absl::Seconds(10));
+}
+
+TEST_P(StoreConformance, ReleaseIsIdempotentAndFreesTheLease) {
+  const Fence a = MustAcquire("scheduler", "node-a");
+  ASSERT_THAT(store().ReleaseLease(a, kForever), IsOk());
+  EXPECT_THAT(store().ReleaseLease(a, kForever), IsOk());  // a re-send
+  EXPECT_THAT(store().RenewLease(a, absl::Minutes(1), kForever),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  absl::StatusOr<std::vector<LeaseInfo>> leases = store().ListLeases(kForever);
+  ASSERT_THAT(leases, IsOk());
+  ASSERT_EQ(leases->size(), 1u);
+  EXPECT_EQ((*leases)[0].holder, "");
+  EXPECT_EQ((*leases)[0].remaining, absl::ZeroDuration());
+  // Free at once for anyone, with a newer token.
+  const Fence b = MustAcquire("scheduler", "node-b");
+  EXPECT_GT(b.token, a.token);
+}
+
+TEST_P(StoreConformance, LeaseRequestsAreValidated) {
+  EXPECT_THAT(store().AcquireLease("", "node-a", absl::Minutes(1), kForever),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(
+      store().AcquireLease("scheduler", "node-a", absl::ZeroDuration(),
+                           kForever),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lease ttl")));
+  EXPECT_THAT(
+      store().RenewLease(Fence{"never-granted", 1}, absl::Minutes(1), kForever),
+      StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST_P(StoreConformance, PassedDeadlineDoesNothing) {
+  const MonoTime past = clock_.MonoNow();
+  EXPECT_THAT(
+      store().AcquireLease("scheduler", "node-a", absl::Minutes(1), past),
+      StatusIs(absl::StatusCode::kDeadlineExceeded));
+  EXPECT_THAT(store().PutJob(Spec("a"), kAnyRevision, past),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  absl::StatusOr<StoreInfo> info = store().GetInfo(kForever);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->jobs, 0);
+  absl::StatusOr<std::vector<LeaseInfo>> leases = store().ListLeases(kForever);
+  ASSERT_THAT(leases, IsOk());
+  EXPECT_TRUE(leases->empty());
+}
+
+}  // namespace
+}  // namespace chime::conformance

@@ -1,0 +1,253 @@
+// SqliteStore beyond the conformance suite: what only a durable, single-node
+// store promises -- reopening keeps everything, the epoch fences earlier
+// opens, one process per data directory, schema versions, corruption, and
+// group commit.
+#include "src/store/sqlite_store.h"
+
+#include <fstream>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/store/sqlite_db.h"
+#include "testing/simulated_clock.h"
+#include "testing/status_matchers.h"
+#include "tests/store_conformance/store_conformance.h"
+
+namespace chime::store {
+namespace {
+
+using ::chime::testing::IsOk;
+using ::chime::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+constexpr MonoTime kForever = MonoTime::Infinite();
+
+absl::Time At(int minutes) {
+  return SimulatedClock::DefaultStart() + absl::Minutes(minutes);
+}
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = conformance::MakeTempDir(); }
+  void TearDown() override { conformance::RemoveDir(dir_); }
+
+  SqliteStore::Options Options() {
+    SqliteStore::Options options;
+    options.data_dir = dir_ + "/data";
+    options.clock = &clock_;
+    return options;
+  }
+  std::unique_ptr<SqliteStore> MustOpen() {
+    absl::StatusOr<std::unique_ptr<SqliteStore>> store =
+        SqliteStore::Open(Options());
+    EXPECT_THAT(store, IsOk());
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+  std::string DbPath() { return dir_ + "/data/" + SqliteStore::kDatabaseFile; }
+
+  SimulatedClock clock_;
+  std::string dir_;
+};
+
+TEST_F(SqliteStoreTest, ReopeningKeepsEverythingAcknowledged) {
+  JobId job_id;
+  {
+    std::unique_ptr<SqliteStore> store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    JobSpec spec;
+    spec.key.id = "nightly";
+    spec.trigger.expression = "30 2 * * *";
+    absl::StatusOr<JobRecord> job = store->PutJob(spec, kNoRevision, kForever);
+    ASSERT_THAT(job, IsOk());
+    job_id = job->id;
+    absl::StatusOr<LeaseGrant> grant =
+        store->AcquireLease("scheduler", "node-a", absl::Minutes(1), kForever);
+    ASSERT_THAT(grant, IsOk());
+    const Fence fence{"scheduler", grant->token};
+    ClaimBatch batch;
+    batch.claims = {FireClaim{FireRef{job_id, 1, At(5)}, 12}};
+    batch.missed = {MissedRecord{job_id, 1, At(0), At(0), 1, false,
+                                 MissReason::kCatchupWindow}};
+    batch.watermarks = {{job_id, At(5)}};
+    batch.at = At(5);
+    ASSERT_THAT(store->ClaimFires(fence, batch, kForever), IsOk());
+    RunTransition start{12,   RunState::kPending, RunState::kRunning, 1, 0,
+                        At(6)};
+    RunTransition end{
+        12,     RunState::kRunning, RunState::kSucceeded, 1, 0, At(7), "ok",
+        "hello"};
+    ASSERT_THAT(store->TransitionRuns(fence, {start, end}, kForever), IsOk());
+    ASSERT_THAT(
+        store->CheckIdempotencyKey(
+            IdempotencyRecord{"req", "f", "r", At(0), At(100)}, kForever),
+        IsOk());
+  }
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  absl::StatusOr<JobRecord> job =
+      store->GetJob(JobKey{"default", "nightly"}, kForever);
+  ASSERT_THAT(job, IsOk());
+  EXPECT_EQ(job->id, job_id);
+  EXPECT_EQ(job->spec.trigger.expression, "30 2 * * *");
+  EXPECT_EQ(job->watermark, At(5));
+  absl::StatusOr<RunDetail> run = store->GetRun(12, kForever);
+  ASSERT_THAT(run, IsOk());
+  EXPECT_EQ(run->run.state, RunState::kSucceeded);
+  EXPECT_THAT(run->transitions, SizeIs(2));
+  ASSERT_THAT(run->attempts, SizeIs(1));
+  EXPECT_EQ(run->attempts[0].output, "hello");
+  absl::StatusOr<MissedPage> missed =
+      store->ListMissed(job_id, std::nullopt, 10, kForever);
+  ASSERT_THAT(missed, IsOk());
+  EXPECT_THAT(missed->records, SizeIs(1));
+  absl::StatusOr<IdempotencyOutcome> key = store->CheckIdempotencyKey(
+      IdempotencyRecord{"req", "f", "other", At(1), At(101)}, kForever);
+  ASSERT_THAT(key, IsOk());
+  EXPECT_FALSE(key->created);
+  absl::StatusOr<StoreInfo> info = store->GetInfo(kForever);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->max_run_id, 12u);
+  EXPECT_EQ(info->jobs, 1);
+}
+
+TEST_F(SqliteStoreTest, EveryOpenHasANewEpochThatFencesEarlierTokens) {
+  int64_t old_token;
+  {
+    std::unique_ptr<SqliteStore> store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->epoch(), 1);
+    absl::StatusOr<LeaseGrant> grant =
+        store->AcquireLease("scheduler", "node-a", absl::Hours(1), kForever);
+    ASSERT_THAT(grant, IsOk());
+    old_token = grant->token;
+  }
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->epoch(), 2);
+  // The earlier open's lease was released at open: free at once, and the
+  // old token writes nothing.
+  EXPECT_THAT(store->RenewLease(Fence{"scheduler", old_token}, absl::Hours(1),
+                                kForever),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  absl::StatusOr<LeaseGrant> grant =
+      store->AcquireLease("scheduler", "node-b", absl::Hours(1), kForever);
+  ASSERT_THAT(grant, IsOk());
+  EXPECT_GT(grant->token, old_token);
+  EXPECT_GT(grant->token, int64_t{2} << 32);
+}
+
+TEST_F(SqliteStoreTest, SecondOpenerOfADataDirectoryIsRefused) {
+  std::unique_ptr<SqliteStore> first = MustOpen();
+  ASSERT_NE(first, nullptr);
+  EXPECT_THAT(SqliteStore::Open(Options()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr(dir_ + "/data/LOCK")));
+  first.reset();
+  EXPECT_THAT(SqliteStore::Open(Options()), IsOk());
+}
+
+TEST_F(SqliteStoreTest, NewerSchemaIsRefusedAndLeftAlone) {
+  MustOpen().reset();
+  {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(DbPath(), false);
+    ASSERT_THAT(db, IsOk());
+    ASSERT_THAT((*db)->Exec("UPDATE schema_version SET version = 99"), IsOk());
+  }
+  EXPECT_THAT(SqliteStore::Open(Options()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("schema version 99 is newer")));
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(DbPath(), false);
+  ASSERT_THAT(db, IsOk());
+  absl::StatusOr<StmtRef> stmt =
+      (*db)->Prepare("SELECT version FROM schema_version");
+  ASSERT_THAT(stmt, IsOk());
+  ASSERT_THAT((*stmt)->Step(), IsOk());
+  EXPECT_EQ((*stmt)->Int(0), 99);
+}
+
+TEST_F(SqliteStoreTest, CorruptDatabaseIsReportedAndNotRecreated) {
+  MustOpen().reset();
+  const std::string garbage(8192, 'x');
+  { std::ofstream(DbPath(), std::ios::trunc) << garbage; }
+  std::remove((DbPath() + "-wal").c_str());
+  std::remove((DbPath() + "-shm").c_str());
+  EXPECT_THAT(SqliteStore::Open(Options()),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr(DbPath())));
+  std::ifstream in(DbPath());
+  std::string content((std::istreambuf_iterator<char>(in)),
+                      std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, garbage);
+}
+
+// Writers queued while the store thread is held go into one transaction.
+TEST_F(SqliteStoreTest, GroupCommitPutsConcurrentWritersInOneTransaction) {
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  constexpr int kWriters = 16;
+  const int64_t before = store->CommittedTransactions();
+  store->PauseWritesForTest();
+  std::vector<std::thread> writers;
+  std::vector<absl::Status> results(kWriters);
+  for (int i = 0; i < kWriters; ++i) {
+    writers.emplace_back([&, i] {
+      JobSpec spec;
+      spec.key.id = "job" + std::to_string(i);
+      spec.trigger.expression = "* * * * *";
+      results[i] = store->PutJob(spec, kNoRevision, kForever).status();
+    });
+  }
+  ASSERT_TRUE(store->AwaitQueuedWritesForTest(kWriters, absl::Seconds(30)));
+  store->ResumeWritesForTest();
+  for (std::thread& t : writers) t.join();
+  for (const absl::Status& s : results) EXPECT_THAT(s, IsOk());
+  EXPECT_EQ(store->CommittedTransactions() - before, 1);
+  absl::StatusOr<StoreInfo> info = store->GetInfo(kForever);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->jobs, kWriters);
+}
+
+// A refused write in a group is rolled back alone; its neighbours commit.
+TEST_F(SqliteStoreTest, GroupCommitRollsBackARefusedWriteAlone) {
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  JobSpec spec;
+  spec.key.id = "a";
+  spec.trigger.expression = "* * * * *";
+  absl::StatusOr<JobRecord> job = store->PutJob(spec, kNoRevision, kForever);
+  ASSERT_THAT(job, IsOk());
+  absl::StatusOr<LeaseGrant> grant =
+      store->AcquireLease("scheduler", "node-a", absl::Hours(1), kForever);
+  ASSERT_THAT(grant, IsOk());
+  const Fence fence{"scheduler", grant->token};
+  const int64_t before = store->CommittedTransactions();
+  store->PauseWritesForTest();
+  // Claims 1 and 2 of one fire; claim 3 of another. Whichever of 1 and 2 the
+  // store takes first wins; the other is refused and writes nothing.
+  std::vector<std::thread> writers;
+  std::vector<absl::Status> results(3);
+  const int minutes[] = {5, 5, 10};
+  for (int i = 0; i < 3; ++i) {
+    writers.emplace_back([&, i] {
+      ClaimBatch batch;
+      batch.claims = {FireClaim{FireRef{job->id, 1, At(minutes[i])},
+                                static_cast<RunId>(i + 1)}};
+      results[i] = store->ClaimFires(fence, batch, kForever);
+    });
+  }
+  ASSERT_TRUE(store->AwaitQueuedWritesForTest(3, absl::Seconds(30)));
+  store->ResumeWritesForTest();
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(store->CommittedTransactions() - before, 1);
+  EXPECT_EQ(results[0].ok() + results[1].ok(), 1);
+  EXPECT_THAT(results[0].ok() ? results[1] : results[0],
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(results[2], IsOk());
+  absl::StatusOr<StoreInfo> info = store->GetInfo(kForever);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->runs, 2);
+}
+
+}  // namespace
+}  // namespace chime::store
