@@ -70,7 +70,10 @@ class Args {
 
 // Options shared by the workloads: --workers and --max-runs.
 const std::map<std::string, std::string> kSchedulerDefaults = {
-    {"workers", "2"}, {"max-runs", "4096"}, {"timeout-s", "600"}};
+    {"workers", "2"},
+    {"max-runs", "4096"},
+    {"timeout-s", "600"},
+    {"lookahead-ms", "1000"}};
 
 std::map<std::string, std::string> WithSchedulerDefaults(
     std::map<std::string, std::string> m) {
@@ -102,6 +105,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
   options.worker_threads = static_cast<int>(args.Int("workers"));
   options.max_concurrent_runs = static_cast<int>(args.Int("max-runs"));
   options.seed = 1;
+  options.lookahead = absl::Milliseconds(args.Int("lookahead-ms"));
   auto scheduler = Scheduler::Create(options);
   if (!scheduler.ok()) return scheduler.status();
   if (start) {
@@ -118,7 +122,8 @@ nlohmann::json Header(const std::string& workload, int64_t n,
           {"n", n},
           {"config",
            {{"worker_threads", args.Int("workers")},
-            {"max_concurrent_runs", args.Int("max-runs")}}}};
+            {"max_concurrent_runs", args.Int("max-runs")},
+            {"lookahead_ms", args.Int("lookahead-ms")}}}};
 }
 
 // A spec whose late fires run (and count as late), beside earlier runs.

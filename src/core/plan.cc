@@ -131,7 +131,8 @@ Plan::Plan(PlanOptions options, Now now)
       rng_(options.seed),
       wheel_(MonoMs(now.mono)),
       ready_(options.max_concurrent_runs),
-      wall_minus_mono_(now.wall - absl::UnixEpoch() - now.mono.SinceOrigin()) {
+      wall_minus_mono_(now.wall - absl::UnixEpoch() - now.mono.SinceOrigin()),
+      timeline_(wall_minus_mono_) {
   if (absl::Status s = ValidateOptions(options_); !s.ok())
     Die(std::string(s.message()));
   for (const auto& [name, config] : options_.namespaces) {
@@ -369,6 +370,11 @@ void Plan::DetectClockStep(Now now, Output* out) {
       now.wall - absl::UnixEpoch() - now.mono.SinceOrigin();
   const absl::Duration change = offset - wall_minus_mono_;
   wall_minus_mono_ = offset;
+  // Start times follow slow drift (NTP slewing) within a millisecond; between
+  // re-anchorings every fire at the same wall time gets the same monotonic
+  // start, so the driver can start them together.
+  if (absl::AbsDuration(offset - timeline_) > absl::Milliseconds(1))
+    timeline_ = offset;
   if (absl::AbsDuration(change) <= options_.step_tolerance) return;
   // The wall clock was stepped: every job's timer stands for a wall time, so
   // recompute them all. Watermarks do not move, so a backward step re-runs
@@ -555,8 +561,9 @@ void Plan::SetJitter(Job& job, Run& run, Now now) {
 }
 
 void Plan::SetNotBefore(Run& run, Now now) {
-  run.not_before =
-      now.mono + std::max(absl::ZeroDuration(), run.start_wall - now.wall);
+  const MonoTime at =
+      MonoTime::FromSinceOrigin(run.start_wall - absl::UnixEpoch() - timeline_);
+  run.not_before = std::max(now.mono, at);
 }
 
 absl::Duration Plan::Lookahead(const Job& job) const {

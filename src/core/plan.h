@@ -383,6 +383,9 @@ class Plan {
   ReadyQueue ready_;
   absl::Duration wall_minus_mono_;  // at the last call; a change beyond
                                     // tolerance is a step
+  // wall - mono at which start times are mapped to the monotonic clock:
+  // follows wall_minus_mono_ when it moves by more than a millisecond.
+  absl::Duration timeline_;
   PlanCounters counters_;
 
   std::vector<std::unique_ptr<Job>>

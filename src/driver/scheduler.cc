@@ -1,6 +1,7 @@
 // The public methods of SchedulerImpl (the callers' side) and the factories.
 #include "chime/scheduler.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -164,17 +165,30 @@ void SchedulerImpl::Shutdown(absl::Duration grace) {
   state_ = State::kStopped;
 }
 
-void SchedulerImpl::PostResult(core::AttemptFinishedEvent e) {
-  bool first;
-  {
-    absl::MutexLock lock(&mu_);
-    if (state_ != State::kRunning && state_ != State::kStopping)
-      Die("event after shutdown");
-    first = results_.empty();
-    results_.push_back(std::move(e));
+void SchedulerImpl::PostResult(Attempt& attempt) {
+  const int worker = WorkerPool::WorkerIndex();
+  std::atomic<Attempt*>& stack =
+      results_[worker >= 0 ? worker : options_.worker_threads].head;
+  Attempt* head = stack.load(std::memory_order_relaxed);
+  do {
+    attempt.next_result = head;
+  } while (!stack.compare_exchange_weak(
+      head, &attempt, std::memory_order_release, std::memory_order_relaxed));
+  // Later results ride along until the scheduler thread takes them.
+  if (head == nullptr) wakeup_.Notify();
+}
+
+std::vector<core::Event> SchedulerImpl::TakeResults() {
+  std::vector<core::Event> events;
+  for (int i = 0; i <= options_.worker_threads; ++i) {
+    Attempt* list =
+        results_[i].head.exchange(nullptr, std::memory_order_acquire);
+    const size_t first = events.size();
+    for (Attempt* a = list; a != nullptr; a = a->next_result)
+      events.emplace_back(std::move(a->result));
+    std::reverse(events.begin() + first, events.end());  // oldest first
   }
-  // Later results until the scheduler thread takes them ride along.
-  if (first) wakeup_.Notify();
+  return events;
 }
 
 absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(

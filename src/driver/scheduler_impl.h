@@ -80,6 +80,10 @@ class SchedulerImpl final : public Scheduler {
     // attempt was handed over, under the pool's lock.
     bool staged = false;
     bool dropped = false;
+    // Written by the worker when the attempt ends, then the attempt is pushed
+    // on results_ (attempts_ keeps it alive until the result is taken).
+    core::AttemptFinishedEvent result;
+    Attempt* next_result = nullptr;
   };
   // An attempt ready for a worker: everything it needs, built in the plan
   // context. The worker sets ctx.started_at when it begins.
@@ -102,8 +106,11 @@ class SchedulerImpl final : public Scheduler {
   // before Start; FailedPrecondition once Shutdown has begun. Commands run in
   // the order posted, before anything queued after them.
   absl::Status Post(std::function<void()> command);
-  // Queues an attempt's result for the scheduler thread. REQUIRES: started.
-  void PostResult(core::AttemptFinishedEvent e);
+  // Queues the attempt's result (attempt.result) for the scheduler thread:
+  // one lock-free push; only a push onto an empty queue wakes the thread.
+  void PostResult(Attempt& attempt);
+  // Takes every queued result, oldest first.
+  std::vector<core::Event> TakeResults();
 
   // --- The plan context (see the file comment). ---
   core::Now Now() const { return core::Now{clock_.Now(), clock_.MonoNow()}; }
@@ -123,7 +130,7 @@ class SchedulerImpl final : public Scheduler {
   void Dispatch(std::shared_ptr<PreparedBatch> batch);
   void CancelAttempt(const core::CancelAttemptAction& cancel);
   void RecordTransition(const core::TransitionAction& t);
-  void OnAttemptsFinished(std::vector<core::AttemptFinishedEvent>& events);
+  void OnAttemptsFinished(std::vector<core::Event>& events);
   void BeginShutdown(absl::Duration grace);
   void CancelAllAttempts();
   void Emit(const RunEvent& event);
@@ -158,9 +165,14 @@ class SchedulerImpl final : public Scheduler {
   absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kNew;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
-  // Results of attempts, oldest first; the scheduler thread takes them all at
-  // once. Only the first result after a take wakes it.
-  std::vector<core::AttemptFinishedEvent> results_ ABSL_GUARDED_BY(mu_);
+  // Ended attempts, newest first: a lock-free stack of Attempt::next_result
+  // per worker (so that workers do not contend), the last one for any other
+  // thread; the scheduler thread takes them all at once.
+  struct alignas(64) ResultStack {
+    std::atomic<Attempt*> head{nullptr};
+  };
+  std::unique_ptr<ResultStack[]> results_ =
+      std::make_unique<ResultStack[]>(options_.worker_threads + 1);
   std::thread::id loop_thread_id_ ABSL_GUARDED_BY(mu_);
   Wakeup wakeup_;
   // Set by Start under mu_; joined by Shutdown.

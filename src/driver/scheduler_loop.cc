@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +37,11 @@ RunEvent MissedEvent(const core::PersistAction::Missed& m, absl::Time at) {
   return e;
 }
 
+// ReleaseStaged lets the workers take a batch at least this large before it
+// goes on, waiting at most kYieldToWorkers.
+constexpr size_t kLargeBatch = 256;
+constexpr absl::Duration kYieldToWorkers = absl::Milliseconds(20);
+
 }  // namespace
 
 void SchedulerImpl::Die(absl::string_view what) {
@@ -53,13 +59,12 @@ void SchedulerImpl::Absorb(core::Output& out, bool from_step) {
 
 void SchedulerImpl::Loop() {
   std::deque<std::function<void()>> items;
-  std::vector<core::AttemptFinishedEvent> results;
   while (true) {
     {
       absl::MutexLock lock(&mu_);
       items.swap(queue_);
-      results.swap(results_);
     }
+    std::vector<core::Event> results = TakeResults();
     // Attempts due now go first: they are what must be on time.
     ReleaseStaged();
     // Actions left by commands that ran before Start are carried out on the
@@ -67,7 +72,6 @@ void SchedulerImpl::Loop() {
     CarryOut();
     if (!results.empty()) {
       OnAttemptsFinished(results);
-      results.clear();
       CarryOut();
     }
     for (std::function<void()>& item : items) {
@@ -182,23 +186,30 @@ void SchedulerImpl::Unstage(const core::UnstageAction& unstage) {
 
 void SchedulerImpl::ReleaseStaged() {
   const MonoTime now = clock_.MonoNow();
+  if (staged_.empty() || staged_.begin()->first > now) return;
+  // Everything due goes to the workers as one batch.
+  auto batch = std::make_shared<PreparedBatch>(
+      std::move(staged_.extract(staged_.begin()).mapped()));
   while (!staged_.empty() && staged_.begin()->first <= now) {
-    auto batch = std::make_shared<PreparedBatch>(
-        std::move(staged_.extract(staged_.begin()).mapped()));
-    // Hand over first, tell the Plan after: the workers start on time while
-    // this thread does the bookkeeping.
-    Dispatch(batch);
-    core::AttemptStartedEvent started;
-    started.started.reserve(batch->size());
-    for (const Prepared& p : *batch) {
-      if (p.attempt->dropped) continue;
-      p.attempt->staged = false;
-      started.started.push_back({p.ctx.run_id, p.ctx.attempt});
-    }
-    core::Output out;
-    plan_.OnEvent(std::move(started), Now(), &out);
-    Absorb(out, true);
+    PreparedBatch more = std::move(staged_.extract(staged_.begin()).mapped());
+    std::move(more.begin(), more.end(), std::back_inserter(*batch));
   }
+  // Hand over first, tell the Plan after: the workers start on time while
+  // this thread does the bookkeeping -- once they have taken a large batch
+  // (or a few milliseconds have passed), so as not to compete with them for
+  // the CPU at the instant that must be on time.
+  Dispatch(batch);
+  if (batch->size() >= kLargeBatch) pool_->WaitLastBatchTaken(kYieldToWorkers);
+  core::AttemptStartedEvent started;
+  started.started.reserve(batch->size());
+  for (const Prepared& p : *batch) {
+    if (p.attempt->dropped) continue;
+    p.attempt->staged = false;
+    started.started.push_back({p.ctx.run_id, p.ctx.attempt});
+  }
+  core::Output out;
+  plan_.OnEvent(std::move(started), Now(), &out);
+  Absorb(out, true);
 }
 
 void SchedulerImpl::Dispatch(std::shared_ptr<PreparedBatch> batch) {
@@ -221,33 +232,32 @@ void SchedulerImpl::RunAttempt(Prepared& p) {
       p.fn != nullptr ? chain_.Run(ctx, *p.fn)
                       : absl::InternalError(absl::StrCat(
                             "no function for job ", ctx.fire.job.ToString()));
-  const std::shared_ptr<Attempt>& attempt = p.attempt;
-  core::AttemptFinishedEvent e;
+  Attempt* attempt = p.attempt.get();
+  core::AttemptFinishedEvent& e = attempt->result;
   e.run = ctx.run_id;
   e.attempt = ctx.attempt;
   e.outcome = ClassifyAttempt(status, attempt->cancelled.load());
-  e.detail = status.message().empty() ? absl::StatusCodeToString(status.code())
-                                      : std::string(status.message());
-  if (status.ok()) e.detail.clear();
+  if (!status.ok()) {
+    e.detail = status.message().empty()
+                   ? absl::StatusCodeToString(status.code())
+                   : std::string(status.message());
+  }
   if (e.outcome == core::AttemptOutcome::kCancelled &&
       attempt->by_shutdown.load()) {
     e.detail = absl::StrCat("shutdown: ", e.detail);
   }
-  PostResult(std::move(e));
+  PostResult(*attempt);
 }
 
-void SchedulerImpl::OnAttemptsFinished(
-    std::vector<core::AttemptFinishedEvent>& events) {
-  std::vector<core::Event> batch;
-  batch.reserve(events.size());
-  for (core::AttemptFinishedEvent& e : events) {
+void SchedulerImpl::OnAttemptsFinished(std::vector<core::Event>& events) {
+  for (const core::Event& event : events) {
+    const auto& e = std::get<core::AttemptFinishedEvent>(event);
     auto it = attempts_.find(e.run);
     if (it != attempts_.end() && it->second->number == e.attempt)
       attempts_.erase(it);
-    batch.emplace_back(std::move(e));
   }
   core::Output out;
-  plan_.OnEvents(batch, Now(), &out);
+  plan_.OnEvents(events, Now(), &out);
   Absorb(out, true);
 }
 

@@ -16,7 +16,7 @@ WorkerPool::WorkerPool(int threads) {
   }
   absl::MutexLock lock(&mu_);
   for (int i = 0; i < threads; ++i) {
-    threads_.emplace_back([this] { Work(); });
+    threads_.emplace_back([this, i] { Work(i); });
     ids_.push_back(threads_.back().get_id());
   }
 }
@@ -36,8 +36,23 @@ bool WorkerPool::SubmitBatch(size_t n, std::function<void(size_t)> run) {
   batch->run = std::move(run);
   absl::MutexLock lock(&mu_);
   if (joining_) return false;
-  if (n > 0) tasks_.push_back(Item{nullptr, std::move(batch)});
+  if (n > 0) {
+    last_batch_ = batch;
+    tasks_.push_back(Item{nullptr, std::move(batch)});
+  }
   return true;
+}
+
+bool WorkerPool::WaitLastBatchTaken(absl::Duration max) {
+  std::shared_ptr<Batch> batch;
+  {
+    absl::MutexLock lock(&mu_);
+    batch = last_batch_;
+  }
+  if (batch == nullptr) return true;
+  std::unique_lock<std::mutex> lock(batch->taken_mu);
+  return batch->taken_cv.wait_for(lock, absl::ToChronoNanoseconds(max),
+                                  [&] { return batch->taken; });
 }
 
 void WorkerPool::Join() {
@@ -59,7 +74,14 @@ bool WorkerPool::HasWorkOrJoining() const {
   return joining_ || !tasks_.empty();
 }
 
-void WorkerPool::Work() {
+namespace {
+thread_local int worker_index = -1;
+}  // namespace
+
+int WorkerPool::WorkerIndex() { return worker_index; }
+
+void WorkerPool::Work(int index) {
+  worker_index = index;
   while (true) {
     std::function<void()> task;
     std::shared_ptr<Batch> batch;
@@ -84,6 +106,11 @@ void WorkerPool::Work() {
     }
     for (size_t i = batch->next.fetch_add(1); i < batch->n;
          i = batch->next.fetch_add(1)) {
+      if (i == batch->n - 1) {
+        std::lock_guard<std::mutex> lock(batch->taken_mu);
+        batch->taken = true;
+        batch->taken_cv.notify_all();
+      }
       batch->run(i);
     }
   }

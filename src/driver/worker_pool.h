@@ -15,15 +15,18 @@
 #define CHIME_SRC_DRIVER_WORKER_POOL_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 namespace chime::driver {
 
@@ -43,6 +46,11 @@ class WorkerPool {
   // long one holds up only the worker running it. Returns false, and drops
   // them, once Join has begun.
   bool SubmitBatch(size_t n, std::function<void(size_t)> run);
+  // Waits, at most `max` (real time), until every index of the last batch
+  // submitted has been taken by a worker. True if they have. For a submitter
+  // that would otherwise compete with the workers for the CPU at the moment
+  // they start a large batch.
+  bool WaitLastBatchTaken(absl::Duration max);
 
   // Lets the workers finish every queued task, then joins them. Returns when
   // all have exited.
@@ -50,15 +58,22 @@ class WorkerPool {
 
   // True on one of this pool's worker threads.
   bool OnWorkerThread() const;
+  // On a worker thread of any pool: its index in its pool, 0 .. threads - 1;
+  // -1 elsewhere.
+  static int WorkerIndex();
 
  private:
-  void Work();
+  void Work(int index);
   bool HasWorkOrJoining() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   struct Batch {
     size_t n = 0;
     std::atomic<size_t> next{0};
     std::function<void(size_t)> run;
+    // Set by the worker that takes the last index.
+    std::mutex taken_mu;
+    std::condition_variable taken_cv;
+    bool taken = false;
   };
   // A single task, or a batch (task empty).
   struct Item {
@@ -68,6 +83,7 @@ class WorkerPool {
 
   mutable absl::Mutex mu_;
   std::deque<Item> tasks_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<Batch> last_batch_ ABSL_GUARDED_BY(mu_);
   bool joining_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread>
       threads_;  // written only by the constructor and Join

@@ -51,6 +51,31 @@ TEST(WorkerPool, ALongTaskOfABatchHoldsUpOnlyItsOwnWorker) {
   EXPECT_TRUE(waited);
 }
 
+TEST(WorkerPool, WaitLastBatchTakenReturnsOnceEveryIndexIsTaken) {
+  WorkerPool pool(2);
+  absl::Notification release;
+  // Both workers block in indices 0 and 1; index 2 cannot be taken yet.
+  ASSERT_TRUE(pool.SubmitBatch(3, [&](size_t i) {
+    if (i < 2) release.WaitForNotificationWithTimeout(absl::Seconds(10));
+  }));
+  EXPECT_FALSE(pool.WaitLastBatchTaken(absl::Milliseconds(50)));
+  release.Notify();
+  EXPECT_TRUE(pool.WaitLastBatchTaken(absl::Seconds(10)));
+  pool.Join();
+}
+
+TEST(WorkerPool, WorkersKnowTheirIndex) {
+  WorkerPool pool(2);
+  std::atomic<int> seen_bad{0};
+  ASSERT_TRUE(pool.SubmitBatch(1000, [&](size_t) {
+    const int i = WorkerPool::WorkerIndex();
+    if (i != 0 && i != 1) ++seen_bad;
+  }));
+  pool.Join();
+  EXPECT_EQ(seen_bad.load(), 0);
+  EXPECT_EQ(WorkerPool::WorkerIndex(), -1);
+}
+
 TEST(WorkerPool, JoinFinishesQueuedTasksThenRefusesNewOnes) {
   WorkerPool pool(1);
   std::atomic<int> done{0};
