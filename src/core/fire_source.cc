@@ -1,10 +1,63 @@
 #include "src/core/fire_source.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace chime::core {
+namespace {
+
+// Jobs with the same trigger share one parsed Schedule (thousands of jobs on
+// "0 * * * *" hold one copy, and parse it once). Keyed by everything the parse
+// depends on; `H` fields depend on the job's identity, so such expressions are
+// keyed by it too. Entries whose schedule no job uses any more are swept out
+// as the cache grows.
+class ScheduleCache {
+ public:
+  static ScheduleCache& Get() {
+    static ScheduleCache* const cache = new ScheduleCache();
+    return *cache;
+  }
+
+  std::shared_ptr<const cron::Schedule> Find(const std::string& key) {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : it->second.lock();
+  }
+
+  void Put(std::string key, const std::shared_ptr<const cron::Schedule>& s) {
+    absl::MutexLock lock(&mu_);
+    entries_[std::move(key)] = s;
+    if (entries_.size() >= sweep_at_) {
+      absl::erase_if(entries_,
+                     [](const auto& e) { return e.second.expired(); });
+      sweep_at_ = std::max<size_t>(1024, 2 * entries_.size());
+    }
+  }
+
+ private:
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::weak_ptr<const cron::Schedule>> entries_
+      ABSL_GUARDED_BY(mu_);
+  size_t sweep_at_ ABSL_GUARDED_BY(mu_) = 1024;
+};
+
+std::string CacheKey(const Trigger& t, absl::string_view hash_key) {
+  const bool hashed = t.expression.find('H') != std::string::npos;
+  return absl::StrCat(t.expression, "\x1f", static_cast<int>(t.dialect), ",",
+                      static_cast<int>(t.day_match), ",",
+                      static_cast<int>(t.dst.gap), ",",
+                      static_cast<int>(t.dst.repeat), "\x1f", t.zone, "\x1f",
+                      hashed ? hash_key : "");
+}
+
+}  // namespace
 
 absl::StatusOr<FireSource> FireSource::Create(const JobSpec& spec) {
   FireSource source;
@@ -16,6 +69,9 @@ absl::StatusOr<FireSource> FireSource::Create(const JobSpec& spec) {
     return source;
   }
   const std::string hash_key = spec.key.ToString();
+  std::string cache_key = CacheKey(t, hash_key);
+  source.schedule_ = ScheduleCache::Get().Find(cache_key);
+  if (source.schedule_ != nullptr) return source;
   auto schedule = cron::Schedule::Parse(t.expression, {.dialect = t.dialect,
                                                        .day_match = t.day_match,
                                                        .zone = t.zone,
@@ -28,6 +84,7 @@ absl::StatusOr<FireSource> FireSource::Create(const JobSpec& spec) {
   }
   source.schedule_ =
       std::make_shared<const cron::Schedule>(*std::move(schedule));
+  ScheduleCache::Get().Put(std::move(cache_key), source.schedule_);
   return source;
 }
 

@@ -69,8 +69,9 @@ struct Plan::Job {
   wheel::TimingWheel::Handle timer;
   bool timer_armed = false;
   int active = 0;  // unfinished runs that are not held in the buffer
-  std::deque<RunId>
-      buffered;  // claimed runs waiting for the active one to finish (FIFO)
+  // Claimed runs waiting for the active one to finish, oldest first. A vector:
+  // it is short (max_buffered), and an empty std::deque costs ~600 bytes.
+  std::vector<RunId> buffered;
   std::vector<RunId> runs;  // every unfinished run of this job
   bool removed = false;
   absl::Time last_manual =
@@ -680,7 +681,7 @@ void Plan::FinishRun(Run& run, RunState to, std::string detail, Now now,
 void Plan::ReleaseBuffered(Job& job, Now now, Output* out) {
   if (job.active > 0 || job.buffered.empty()) return;
   Run& run = *runs_.at(job.buffered.front());
-  job.buffered.pop_front();
+  job.buffered.erase(job.buffered.begin());
   run.held = false;
   ++job.active;
   if (run.state == RunState::kPending) EnqueueReady(run, now);

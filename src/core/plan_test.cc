@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/time/rfc3339.h"
+#include "testing/job_specs.h"
 #include "testing/status_matchers.h"
 
 namespace chime::core {
@@ -124,10 +125,7 @@ class Harness {
 };
 
 JobSpec Cron(std::string id, std::string expr) {
-  JobSpec spec;
-  spec.key.id = std::move(id);
-  spec.trigger.expression = std::move(expr);
-  return spec;
+  return chime::testing::CronJob(std::move(id), std::move(expr));
 }
 
 TEST(Plan, FiresEachScheduledTimeOnceAfterItsClaimIsDurable) {

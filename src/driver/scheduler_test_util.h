@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "src/driver/driver.h"
 #include "src/driver/memory_store.h"
+#include "testing/job_specs.h"
 #include "testing/simulated_clock.h"
 
 namespace chime::driver::testing {
@@ -45,10 +46,7 @@ inline std::string FireId(const std::string& job, absl::Duration d) {
 }
 
 inline JobSpec Cron(std::string id, std::string expression) {
-  JobSpec spec;
-  spec.key.id = std::move(id);
-  spec.trigger.expression = std::move(expression);
-  return spec;
+  return ::chime::testing::CronJob(std::move(id), std::move(expression));
 }
 
 inline JobKey Key(std::string id) { return JobKey{"default", std::move(id)}; }
