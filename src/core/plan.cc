@@ -190,7 +190,8 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
 }
 
 absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source_in, Now now,
-                             Output* out) {
+                             Output* out, absl::Time requested) {
+  const absl::Time since = std::min(requested, now.wall);
   std::optional<FireSource> source(std::move(source_in));
   Step(now, out);
   PersistAction persist;
@@ -219,9 +220,8 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source_in, Now now,
     // already passed: it is due at once, and the misfire policy decides whether
     // it still runs (by default it does, within the catch-up window) or is
     // recorded missed. Never silently dropped.
-    job->watermark = now.wall;
-    if (spec.trigger.kind == Trigger::Kind::kAt &&
-        spec.trigger.at <= now.wall) {
+    job->watermark = since;
+    if (spec.trigger.kind == Trigger::Kind::kAt && spec.trigger.at <= since) {
       job->watermark = spec.trigger.at - absl::Nanoseconds(1);
     }
     jobs_.emplace(spec.key, slot);
@@ -247,8 +247,8 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source_in, Now now,
       // old one's watermark is later (a fire decided ahead, a backward clock
       // step): FireKeys carry the generation, so nothing can collide, and
       // nothing of the new schedule is covered without a record.
-      job.watermark = now.wall;
-      persist.watermarks.push_back({job.spec.key, job.generation, now.wall});
+      job.watermark = since;
+      persist.watermarks.push_back({job.spec.key, job.generation, since});
       // Buffered fires of the old schedule are dropped. FinishRun takes each
       // out of the buffer.
       while (!job.buffered.empty()) {

@@ -261,10 +261,15 @@ class Plan {
   // first after `now`. A new job's first fire is the first scheduled time after
   // `now`. InvalidArgument (naming the field) leaves everything unchanged.
   absl::Status UpsertJob(const JobSpec& spec, Now now, Output* out);
-  // The same with the trigger already parsed (e.g. on the caller's thread).
+  // The same with the trigger already parsed (e.g. on the caller's thread),
+  // for a request made at wall time `requested` (<= now.wall; a command
+  // queued for a while): the job's first fire -- or, for a changed schedule,
+  // the new schedule's -- is the first after `requested`, so one that came
+  // due while the request waited is due at once rather than skipped.
   // REQUIRES: `source` is FireSource::Create(spec).
   absl::Status UpsertJob(const JobSpec& spec, FireSource source, Now now,
-                         Output* out);
+                         Output* out,
+                         absl::Time requested = absl::InfiniteFuture());
   // Removes a job: pending and buffered runs are cancelled, and so are runs
   // waiting to retry; running ones run to completion (their outcome is
   // recorded) but are not retried. A paused job's fires that came due while

@@ -32,6 +32,14 @@ class Harness {
   absl::Status Add(JobSpec spec) {
     return Do([&](Output* o) { return plan_.UpsertJob(spec, now_, o); });
   }
+  // Adds a job whose request was made at `requested` (a queued command).
+  absl::Status AddRequestedAt(JobSpec spec, absl::Time requested) {
+    auto source = FireSource::Create(spec);
+    if (!source.ok()) return source.status();
+    return Do([&](Output* o) {
+      return plan_.UpsertJob(spec, *std::move(source), now_, o, requested);
+    });
+  }
 
   // Moves time forward by `d`, waking the plan at every wake-up on the way,
   // like a driver.
@@ -140,6 +148,19 @@ TEST(Plan, FiresEachScheduledTimeOnceAfterItsClaimIsDurable) {
                           "00:06:00 a:1:2026-03-01T00:05:00Z succeeded",
                           "00:10:00 persist claim=a:1:2026-03-01T00:10:00Z",
                           "00:10:00 start a:1:2026-03-01T00:10:00Z #1"));
+}
+
+TEST(Plan, AJobQueuedAcrossItsFireTimeRunsThatFire) {
+  // Requested at 00:04:59.9, applied at 00:05:00.2: the 00:05 fire is the
+  // job's first, due at once -- not skipped to 00:10.
+  Harness h;
+  h.AdvanceBy(absl::Minutes(5) + absl::Milliseconds(200));
+  ASSERT_THAT(
+      h.AddRequestedAt(Cron("a", "*/5 * * * *"), T("2026-03-01T00:04:59.9Z")),
+      IsOk());
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:05:00 persist claim=a:1:2026-03-01T00:05:00Z",
+                          "00:05:00 start a:1:2026-03-01T00:05:00Z #1"));
 }
 
 TEST(Plan, OverlapSkipRecordsTheSkippedFire) {

@@ -70,33 +70,31 @@ absl::Status SchedulerImpl::AddJob(const JobSpec& spec, JobFunction fn) {
   if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
   absl::StatusOr<core::FireSource> source = core::FireSource::Create(spec);
   if (!source.ok()) return source.status();
-  auto shared = std::make_shared<const JobFunction>(std::move(fn));
-  return Post([this, spec, shared, source = *std::move(source)]() mutable {
-    core::Output out;
-    absl::Status s = plan_.UpsertJob(spec, std::move(source), Now(), &out);
-    if (!s.ok())
-      Die(absl::StrCat("a validated job was refused: ", s.ToString()));
-    Absorb(out, false);
-    functions_[spec.key] = std::move(shared);
-  });
-}
-
-absl::Status SchedulerImpl::Post(std::function<void()> command) {
+  PendingAdd add{spec, *std::move(source),
+                 std::make_shared<const JobFunction>(std::move(fn)),
+                 clock_.Now()};
   {
     absl::MutexLock lock(&mu_);
-    if (state_ == State::kRunning) {
-      const bool first = queue_.empty();
-      queue_.push_back(std::move(command));
-      if (!first) return absl::OkStatus();  // the thread is being woken
-    } else if (state_ != State::kNew) {
-      return ShutDownError();
-    } else {
-      command();  // before Start: inline; its actions wait in todo_
+    if (state_ == State::kNew) {
+      ApplyAdd(add, Now());  // before Start: inline; its actions wait in todo_
       return absl::OkStatus();
     }
+    if (state_ != State::kRunning) return ShutDownError();
+    const bool first = adds_.empty() && queue_.empty();
+    adds_.push_back(std::move(add));
+    if (!first) return absl::OkStatus();  // the thread is being woken
   }
   wakeup_.Notify();
   return absl::OkStatus();
+}
+
+void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
+  core::Output out;
+  absl::Status s = plan_.UpsertJob(add.spec, std::move(add.source), now, &out,
+                                   add.requested);
+  if (!s.ok()) Die(absl::StrCat("a validated job was refused: ", s.ToString()));
+  Absorb(out, false);
+  functions_[add.spec.key] = std::move(add.fn);
 }
 
 absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {

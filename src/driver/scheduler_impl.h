@@ -102,10 +102,16 @@ class SchedulerImpl final : public Scheduler {
   // deadlock.
   template <typename R>
   R Call(absl::FunctionRef<R()> f);
-  // Queues `command` for the plan context and returns without waiting: inline
-  // before Start; FailedPrecondition once Shutdown has begun. Commands run in
-  // the order posted, before anything queued after them.
-  absl::Status Post(std::function<void()> command);
+  // A job added by AddJob, validated and parsed on the caller's thread, waiting
+  // for the scheduler thread.
+  struct PendingAdd {
+    JobSpec spec;
+    core::FireSource source;
+    std::shared_ptr<const JobFunction> fn;
+    absl::Time requested;  // wall time of the AddJob call
+  };
+  // Plan context: applies `add` to the Plan.
+  void ApplyAdd(PendingAdd& add, core::Now now);
   // Queues the attempt's result (attempt.result) for the scheduler thread:
   // one lock-free push; only a push onto an empty queue wakes the thread.
   void PostResult(Attempt& attempt);
@@ -165,6 +171,10 @@ class SchedulerImpl final : public Scheduler {
   absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kNew;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  // AddJob's jobs, applied before queue_'s commands of the same pass: every
+  // other command waits for its result, so nothing queued with an add was
+  // issued after it by the same caller.
+  std::vector<PendingAdd> adds_ ABSL_GUARDED_BY(mu_);
   // Ended attempts, newest first: a lock-free stack of Attempt::next_result
   // per worker (so that workers do not contend), the last one for any other
   // thread; the scheduler thread takes them all at once.

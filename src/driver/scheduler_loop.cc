@@ -59,10 +59,12 @@ void SchedulerImpl::Absorb(core::Output& out, bool from_step) {
 
 void SchedulerImpl::Loop() {
   std::deque<std::function<void()>> items;
+  std::vector<PendingAdd> adds;
   while (true) {
     {
       absl::MutexLock lock(&mu_);
       items.swap(queue_);
+      adds.swap(adds_);
     }
     std::vector<core::Event> results = TakeResults();
     // Attempts due now go first: they are what must be on time.
@@ -72,6 +74,12 @@ void SchedulerImpl::Loop() {
     CarryOut();
     if (!results.empty()) {
       OnAttemptsFinished(results);
+      CarryOut();
+    }
+    if (!adds.empty()) {
+      const core::Now now = Now();
+      for (PendingAdd& add : adds) ApplyAdd(add, now);
+      adds.clear();
       CarryOut();
     }
     for (std::function<void()>& item : items) {
