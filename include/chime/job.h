@@ -72,6 +72,11 @@ struct FireKey {
   // manual fires end in ":manual".
   std::string ToString() const;
   friend bool operator==(const FireKey&, const FireKey&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const FireKey& k) {
+    return H::combine(std::move(h), k.job, k.generation, k.scheduled_time,
+                      k.manual);
+  }
 };
 
 // When a job fires.

@@ -31,21 +31,18 @@ absl::Status MemoryStore::Persist(const core::PersistAction& batch) {
                      " is below the highest token seen, ", highest_token_));
   }
   // Check every claim before writing anything: the batch is all or nothing.
-  std::vector<std::string> fire_ids;
-  fire_ids.reserve(batch.claims.size());
   for (const core::PersistAction::Claim& claim : batch.claims) {
-    std::string fire_id = claim.fire.ToString();
-    auto it = claims_.find(fire_id);
+    auto it = claims_.find(claim.fire);
     if (it != claims_.end() && it->second.run != claim.run) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "fire ", fire_id, " is already claimed by run ", it->second.run));
+      return absl::AlreadyExistsError(
+          absl::StrCat("fire ", claim.fire.ToString(),
+                       " is already claimed by run ", it->second.run));
     }
-    fire_ids.push_back(std::move(fire_id));
   }
   highest_token_ = batch.token;
-  for (size_t i = 0; i < batch.claims.size(); ++i) {
-    claims_.try_emplace(fire_ids[i], Claim{batch.claims[i].run, batch.token});
-    runs_[batch.claims[i].run].fire_id = fire_ids[i];
+  for (const core::PersistAction::Claim& claim : batch.claims) {
+    claims_.try_emplace(claim.fire, Claim{claim.run, batch.token});
+    runs_[claim.run].fire = claim.fire;
   }
   for (const core::PersistAction::Missed& m : batch.missed) {
     if (!missed_keys_.insert(MissedKey(m.job, m.generation, m.range)).second)
@@ -93,7 +90,7 @@ void MemoryStore::ForgetOldRunsLocked() {
     auto it = runs_.find(finished_.front());
     finished_.pop_front();
     if (it == runs_.end()) continue;
-    if (!it->second.fire_id.empty()) claims_.erase(it->second.fire_id);
+    if (it->second.fire.has_value()) claims_.erase(*it->second.fire);
     runs_.erase(it);
   }
   while (missed_.size() > options_.max_finished_runs) {
@@ -104,9 +101,9 @@ void MemoryStore::ForgetOldRunsLocked() {
 }
 
 std::optional<MemoryStore::Claim> MemoryStore::GetClaim(
-    absl::string_view fire_id) const {
+    const FireKey& fire) const {
   absl::MutexLock lock(&mu_);
-  auto it = claims_.find(fire_id);
+  auto it = claims_.find(fire);
   if (it == claims_.end()) return std::nullopt;
   return it->second;
 }
@@ -116,7 +113,8 @@ std::vector<MemoryStore::HistoryEntry> MemoryStore::History(
   absl::MutexLock lock(&mu_);
   auto it = runs_.find(run);
   if (it == runs_.end()) return {};
-  return it->second.history;
+  return std::vector<HistoryEntry>(it->second.history.begin(),
+                                   it->second.history.end());
 }
 
 std::vector<MemoryStore::MissedRecord> MemoryStore::Missed() const {

@@ -3,7 +3,7 @@
 // It keeps what the Plan asks to persist -- claims, missed and skipped records,
 // watermarks -- and the run history, with the two rules every store must follow
 // (ARCHITECTURE.md, section 5):
-//   - a claim is create-if-absent keyed by its FireKey (as fire_id): a second
+//   - a claim is create-if-absent keyed by its FireKey : a second
 //     claim of the same fire by a different run is refused, whoever asks; the
 //     same claim sent again (a re-sent batch) is accepted and changes nothing,
 //     and so is a missed record sent again;
@@ -38,6 +38,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -88,7 +89,7 @@ class MemoryStore {
   absl::Status RecordTransition(const core::TransitionAction& t, absl::Time at);
 
   // Inspection (tests, API).
-  std::optional<Claim> GetClaim(absl::string_view fire_id) const;
+  std::optional<Claim> GetClaim(const FireKey& fire) const;
   std::vector<HistoryEntry> History(core::RunId run) const;
   std::vector<MissedRecord> Missed() const;
   // InfinitePast if none was written.
@@ -97,9 +98,10 @@ class MemoryStore {
 
  private:
   struct RunRecord {
-    std::string fire_id;  // empty if the run was never claimed (cancelled while
-                          // claiming)
-    std::vector<HistoryEntry> history;
+    // Unset if the run was never claimed (cancelled while claiming).
+    std::optional<FireKey> fire;
+    // A run has three or four transitions when all goes well.
+    absl::InlinedVector<HistoryEntry, 4> history;
   };
 
   void ForgetOldRunsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -107,8 +109,7 @@ class MemoryStore {
   const Options options_;
   mutable absl::Mutex mu_;
   int64_t highest_token_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_map<std::string, Claim> claims_
-      ABSL_GUARDED_BY(mu_);  // by fire_id
+  absl::flat_hash_map<FireKey, Claim> claims_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<core::RunId, RunRecord> runs_ ABSL_GUARDED_BY(mu_);
   std::deque<core::RunId> finished_ ABSL_GUARDED_BY(mu_);  // oldest first
   std::deque<MissedRecord> missed_ ABSL_GUARDED_BY(mu_);   // oldest first

@@ -35,8 +35,8 @@ TEST(MemoryStore, ClaimIsCreateIfAbsentWhoeverAsks) {
   EXPECT_THAT(store.Persist(Batch(2, {{Fire(kNine), 2}})),
               StatusIs(absl::StatusCode::kAlreadyExists,
                        HasSubstr("a:1:2026-01-01T09:00:00Z")));
-  ASSERT_TRUE(store.GetClaim("a:1:2026-01-01T09:00:00Z").has_value());
-  EXPECT_EQ(store.GetClaim("a:1:2026-01-01T09:00:00Z")->run, 1u);
+  ASSERT_TRUE(store.GetClaim(Fire(kNine)).has_value());
+  EXPECT_EQ(store.GetClaim(Fire(kNine))->run, 1u);
   EXPECT_EQ(store.HighestToken(), 1)
       << "a refused batch writes nothing, its token included";
 }
@@ -49,7 +49,7 @@ TEST(MemoryStore, RefusedBatchWritesNothing) {
   batch.watermarks.push_back(
       {JobKey{"default", "a"}, 1, kNine + absl::Minutes(1)});
   EXPECT_THAT(store.Persist(batch), StatusIs(absl::StatusCode::kAlreadyExists));
-  EXPECT_FALSE(store.GetClaim("a:1:2026-01-01T09:01:00Z").has_value());
+  EXPECT_FALSE(store.GetClaim(Fire(kNine + absl::Minutes(1))).has_value());
   EXPECT_EQ(store.Watermark(JobKey{"default", "a"}), absl::InfinitePast());
 }
 
@@ -59,7 +59,7 @@ TEST(MemoryStore, BatchWithAnOlderTokenIsFenced) {
   EXPECT_THAT(
       store.Persist(Batch(4, {{Fire(kNine), 1}})),
       StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("fenced")));
-  EXPECT_FALSE(store.GetClaim("a:1:2026-01-01T09:00:00Z").has_value());
+  EXPECT_FALSE(store.GetClaim(Fire(kNine)).has_value());
   EXPECT_THAT(store.Persist(Batch(5, {{Fire(kNine), 1}})), IsOk());
 }
 
@@ -135,9 +135,9 @@ TEST(MemoryStore, ForgetsTheOldestFinishedRunsBeyondItsBound) {
         IsOk());
   }
   EXPECT_TRUE(store.History(1).empty());
-  EXPECT_FALSE(store.GetClaim("a:1:2026-01-01T09:01:00Z").has_value());
+  EXPECT_FALSE(store.GetClaim(Fire(kNine + absl::Minutes(1))).has_value());
   EXPECT_EQ(store.History(2).size(), 1u);
-  EXPECT_TRUE(store.GetClaim("a:1:2026-01-01T09:02:00Z").has_value());
+  EXPECT_TRUE(store.GetClaim(Fire(kNine + absl::Minutes(2))).has_value());
 }
 
 }  // namespace

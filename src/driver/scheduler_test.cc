@@ -26,7 +26,7 @@ TEST_F(SchedulerTest, CronJobRunsAtEachScheduledTimeWithItsIdentity) {
                                  [&](const AttemptContext& ctx) {
                                    // Promise 1: the claim is durable before the
                                    // attempt runs.
-                                   auto claim = store_->GetClaim(ctx.fire_id);
+                                   auto claim = store_->GetClaim(ctx.fire);
                                    if (!claim || claim->run != ctx.run_id) {
                                      claimed_before_start = false;
                                    }

@@ -41,8 +41,11 @@ inline absl::Time Wall(absl::Duration d) {
 
 // "job:1:" + the wall time `d` after the start, e.g. FireId("a",
 // absl::Minutes(1)) is "a:1:2026-01-01T00:01:00Z".
+inline FireKey FireAt(const std::string& job, absl::Duration d) {
+  return FireKey{JobKey{"default", job}, 1, Wall(d)};
+}
 inline std::string FireId(const std::string& job, absl::Duration d) {
-  return FireKey{JobKey{"default", job}, 1, Wall(d)}.ToString();
+  return FireAt(job, d).ToString();
 }
 
 inline JobSpec Cron(std::string id, std::string expression) {
