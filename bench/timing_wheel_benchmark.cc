@@ -1,7 +1,8 @@
 // Google Benchmark: the timing wheel at 1M and 10M timers, deadlines spread
-// uniformly over 10 s and over 1 day.
+// uniformly over 10 s and over 1 day; and removal of 10k and 100k timers in
+// the order they were added, the way a scheduler removes jobs.
 //
-//   B=build-wheel-rel/bench/timing_wheel_benchmark
+//   B=build/release/bench/timing_wheel_benchmark
 //   $B --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 //
 // Every benchmark reports items_per_second (timers per second) and
@@ -138,6 +139,29 @@ void BM_InsertAdvanceInOneJump(benchmark::State& state) {
   Report(state, *w, n);
 }
 
+// n timers due 100 ms apart a day ahead (a few slots of the top occupied
+// level), cancelled in insertion order, that is earliest first, with
+// NextDeadline() after each Cancel as the scheduler core asks for it.
+void BM_CancelEarliestThenNextDeadline(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::unique_ptr<TimingWheel> w;
+  std::vector<TimingWheel::Handle> handles(static_cast<size_t>(n));
+  for (auto _ : state) {
+    state.PauseTiming();
+    w = std::make_unique<TimingWheel>(kStart);
+    for (int64_t i = 0; i < n; ++i) {
+      handles[static_cast<size_t>(i)] =
+          w->Insert(static_cast<uint64_t>(i), kStart + kOneDay + i * 100);
+    }
+    state.ResumeTiming();
+    for (const TimingWheel::Handle& h : handles) {
+      w->Cancel(h);
+      benchmark::DoNotOptimize(w->NextDeadline());
+    }
+  }
+  Report(state, *w, n);
+}
+
 void Sizes(benchmark::internal::Benchmark* b) {
   for (int64_t n : {1'000'000, 10'000'000}) {
     for (int64_t span : {kTenSeconds, kOneDay}) b->Args({n, span});
@@ -149,6 +173,11 @@ BENCHMARK(BM_Insert)->Apply(Sizes);
 BENCHMARK(BM_Cancel)->Apply(Sizes);
 BENCHMARK(BM_InsertAdvanceToEachDeadline)->Apply(Sizes);
 BENCHMARK(BM_InsertAdvanceInOneJump)->Apply(Sizes);
+BENCHMARK(BM_CancelEarliestThenNextDeadline)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->ArgName("timers")
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -16,45 +16,106 @@ namespace {
   std::abort();
 }
 
+// How many entries ahead a walk over a leaf asks for the nodes it will read:
+// enough misses in flight to hide memory latency.
+constexpr uint32_t kPrefetchAhead = 12;
+
+// Cancelled entries are swept out of a leaf once there are this many more
+// than its pending timers.
+constexpr uint32_t kSweepSlack = 16;
+
 }  // namespace
 
-TimingWheel::TimingWheel(int64_t now_ms) : now_(ToKey(now_ms)) {}
+TimingWheel::TimingWheel(int64_t now_ms)
+    : now_(ToKey(now_ms)), levels_(std::make_unique<Level[]>(kLevels)) {
+  for (int l = 0; l < kLevels; ++l) levels_[l].slots.fill(kNil);
+}
 
-uint32_t TimingWheel::AllocateNode() {
-  if (free_head_ != kNil) {
-    const uint32_t i = free_head_;
-    free_head_ = node(i).next;
-    return i;
-  }
-  if (allocated_ == kNil) Die("more than 2^32 - 1 timers pending");
-  if ((allocated_ & (kChunkSize - 1)) == 0) {
-    // Default-initialized: a node's fields are set when it is handed out.
-    chunks_.push_back(std::make_unique_for_overwrite<Node[]>(kChunkSize));
-  }
-  const uint32_t i = allocated_++;
-  // Generation 1 for a new node, so that a value-initialized Handle{} (0, 0)
+uint32_t TimingWheel::NewNode() {
+  if (nodes_.size() == kNil) Die("more than 2^32 - 1 timers pending");
+  // Default-initialized: a node's fields are set when it is handed out.
+  const uint32_t i = nodes_.Grow();
+  // Even, and 1 once pending, so that a value-initialized Handle{} (0, 0)
   // never matches.
-  node(i).generation = 1;
+  node(i).generation = 0;
+  return i;
+}
+
+inline uint32_t TimingWheel::AllocateNode() {
+  if (free_node_ == kNil) return NewNode();
+  const uint32_t i = free_node_;
+  free_node_ = static_cast<uint32_t>(node(i).id);
   return i;
 }
 
 void TimingWheel::FreeNode(uint32_t i) {
-  Node& n = node(i);
-  n.list = kNotInList;
-  // Skips 0 on wrap-around, which stays reserved for Handle{}.
-  if (++n.generation == 0) n.generation = 1;
-  n.next = free_head_;
-  free_head_ = i;
-  --size_;
+  node(i).id = free_node_;
+  free_node_ = i;
 }
 
-int TimingWheel::ListFor(uint64_t key) const {
-  // key > now_, so they differ somewhere; the highest differing bit picks the
-  // level, and key's digit at that level (which exceeds now's) the slot.
-  const int level = (63 - std::countl_zero(key ^ now_)) / kBitsPerLevel;
-  const int slot =
-      static_cast<int>(key >> (level * kBitsPerLevel)) & (kSlotsPerLevel - 1);
-  return level * kSlotsPerLevel + slot;
+uint32_t TimingWheel::AllocateBlock() {
+  uint32_t b = free_block_;
+  if (b != kNil) {
+    free_block_ = block(b).next;
+  } else {
+    b = blocks_.Grow();
+  }
+  block(b).next = kNil;
+  return b;
+}
+
+void TimingWheel::FreeBlock(uint32_t b) {
+  block(b).next = free_block_;
+  free_block_ = b;
+}
+
+uint32_t TimingWheel::NewLeaf() {
+  uint32_t l = free_leaf_;
+  if (l != kNil) {
+    free_leaf_ = leaves_[l].first;
+    leaves_[l] = Leaf{};
+  } else {
+    l = static_cast<uint32_t>(leaves_.size());
+    // References keep bit 31 for inner nodes. (Each leaf holds a pending
+    // timer, and most hold many.)
+    if (l == kInner) Die("more than 2^31 leaves");
+    leaves_.emplace_back();
+  }
+  return l;
+}
+
+uint32_t TimingWheel::NewInner(int shift) {
+  uint32_t n = free_inner_;
+  if (n != kNil) {
+    free_inner_ = inners_[n].child[0];
+  } else {
+    n = static_cast<uint32_t>(inners_.size());
+    inners_.emplace_back();
+  }
+  inners_[n] = Inner{};
+  inners_[n].child.fill(kNil);
+  inners_[n].shift = static_cast<uint8_t>(shift);
+  return n;
+}
+
+void TimingWheel::SetOccupied(int level, int slot) {
+  Level& l = levels_[level];
+  l.words[slot / 64] |= uint64_t{1} << (slot % 64);
+  l.summary |= uint64_t{1} << (slot / 64);
+  occupied_levels_ |= 1u << level;
+}
+
+void TimingWheel::ClearOccupied(int level, int slot) {
+  Level& l = levels_[level];
+  if ((l.words[slot / 64] &= ~(uint64_t{1} << (slot % 64))) != 0) return;
+  if ((l.summary &= ~(uint64_t{1} << (slot / 64))) != 0) return;
+  occupied_levels_ &= ~(1u << level);
+}
+
+int TimingWheel::FirstSlot(int level) const {
+  const Level& l = levels_[level];
+  const int word = std::countr_zero(l.summary);
+  return word * 64 + std::countr_zero(l.words[word]);
 }
 
 uint64_t TimingWheel::SlotStart(int level, int slot) const {
@@ -64,54 +125,135 @@ uint64_t TimingWheel::SlotStart(int level, int slot) const {
   return high | (static_cast<uint64_t>(slot) << shift);
 }
 
-void TimingWheel::Append(int list, uint32_t i) {
-  Node& n = node(i);
-  List& l = lists_[list];
-  n.list = static_cast<uint16_t>(list);
-  n.next = kNil;
-  n.prev = l.tail;
-  if (l.tail == kNil) {
-    l.head = i;
-    l.min = n.deadline_ms;
-    l.min_count = 1;
-    if (list != kOverdueList) {
-      const int level = list / kSlotsPerLevel;
-      occupied_[level] |= uint64_t{1} << (list % kSlotsPerLevel);
-      occupied_levels_ |= 1u << level;
-    }
-  } else {
-    node(l.tail).next = i;
-    if (l.min_count != 0) {
-      if (n.deadline_ms < l.min) {
-        l.min = n.deadline_ms;
-        l.min_count = 1;
-      } else if (n.deadline_ms == l.min) {
-        ++l.min_count;
-      }
-    }
-  }
-  l.tail = i;
+uint32_t& TimingWheel::RefAt(const Path& p, int d) {
+  return d == 0 ? *p.root : inners_[p.inner[d - 1]].child[p.child[d - 1]];
 }
 
-void TimingWheel::Unlink(uint32_t i) {
-  const Node& n = node(i);
-  List& l = lists_[n.list];
-  if (n.prev == kNil) {
-    l.head = n.next;
+TimingWheel::Path TimingWheel::Locate(uint64_t key, bool create) {
+  Path p;
+  if (key <= now_) {
+    p.root = &overdue_;
+    p.level = -1;
+    p.slot = 0;
+    p.bits = 64;
   } else {
-    node(n.prev).next = n.next;
+    // key > now_, so they differ somewhere; the highest differing bit picks
+    // the level, and key's digit at that level (which exceeds now's) the
+    // slot.
+    p.level = (63 - std::countl_zero(key ^ now_)) / kBitsPerLevel;
+    p.bits = p.level * kBitsPerLevel;
+    p.slot = static_cast<int>(key >> p.bits) & (kSlotsPerLevel - 1);
+    p.root = &levels_[p.level].slots[p.slot];
   }
-  if (n.next == kNil) {
-    l.tail = n.prev;
+  uint32_t ref = *p.root;
+  while (ref & kInner) {
+    const uint32_t n = ref & ~kInner;
+    const int c = static_cast<int>(key >> inners_[n].shift) & (kChildren - 1);
+    p.inner[p.depth] = n;
+    p.child[p.depth] = static_cast<uint8_t>(c);
+    ++p.depth;
+    p.bits = inners_[n].shift;
+    ref = inners_[n].child[c];
+    if (ref == kNil && create) {
+      ref = NewLeaf();
+      inners_[n].child[c] = ref;
+      inners_[n].occupied |= static_cast<uint16_t>(1u << c);
+    }
+  }
+  if (ref == kNil) Die("no leaf for a pending timer");
+  p.leaf = ref;
+  return p;
+}
+
+void TimingWheel::AddBlock(Leaf& leaf) {
+  const uint32_t b = AllocateBlock();
+  if (leaf.last == kNil) {
+    leaf.first = b;
   } else {
-    node(n.next).prev = n.prev;
+    block(leaf.last).next = b;
   }
-  if (l.min_count != 0 && n.deadline_ms == l.min) --l.min_count;
-  if (l.head == kNil && n.list != kOverdueList) {
-    const int level = n.list / kSlotsPerLevel;
-    occupied_[level] &= ~(uint64_t{1} << (n.list % kSlotsPerLevel));
-    if (occupied_[level] == 0) occupied_levels_ &= ~(1u << level);
+  leaf.last = b;
+}
+
+inline void TimingWheel::Append(uint32_t l, uint32_t i, int64_t deadline_ms) {
+  Leaf& leaf = leaves_[l];
+  const uint32_t k = leaf.size % kBlockEntries;
+  if (k == 0) AddBlock(leaf);
+  block(leaf.last).entries[k] = i;
+  ++leaf.size;
+  if (++leaf.live == 1 || deadline_ms < leaf.min) {
+    leaf.min = deadline_ms;
+    leaf.min_count = 1;
+  } else if (deadline_ms == leaf.min) {
+    ++leaf.min_count;
   }
+}
+
+template <typename Fn>
+void TimingWheel::Drain(uint32_t l, Fn fn) {
+  // Copied out: fn may add leaves, and the record is free for reuse now.
+  const Leaf leaf = leaves_[l];
+  leaves_[l].first = free_leaf_;
+  free_leaf_ = l;
+  Cursor c{leaf.first, 0, leaf.size};
+  Cursor ahead = c;
+  for (uint32_t j = 0; j < kPrefetchAhead; ++j) PrefetchAndStep(ahead);
+  while (c.left > 0) {
+    PrefetchAndStep(ahead);
+    const uint32_t b = c.block;
+    const uint32_t i = block(b).entries[c.k];
+    Step(c);
+    // Done with block b: a later Append (in fn) may reuse it.
+    if (c.k == 0 || c.left == 0) FreeBlock(b);
+    if (node(i).generation & 1) {
+      fn(i);
+    } else {
+      FreeNode(i);  // cancelled: swept now
+    }
+  }
+}
+
+template <typename Fn>
+void TimingWheel::Walk(uint32_t ref, Fn fn) {
+  if (!(ref & kInner)) {
+    Drain(ref, fn);
+    return;
+  }
+  const uint32_t n = ref & ~kInner;
+  for (int c = 0; c < kChildren; ++c) {
+    const uint32_t child = inners_[n].child[c];
+    if (child != kNil) Walk(child, fn);
+  }
+  inners_[n].child[0] = free_inner_;
+  free_inner_ = n;
+}
+
+void TimingWheel::Place(uint32_t i, uint64_t key, int64_t deadline_ms) {
+  // The common case, a slot with a leaf or none, without building a Path.
+  uint32_t* root = &overdue_;
+  int level = -1;
+  int slot = 0;
+  if (key > now_) {
+    level = (63 - std::countl_zero(key ^ now_)) / kBitsPerLevel;
+    slot =
+        static_cast<int>(key >> (level * kBitsPerLevel)) & (kSlotsPerLevel - 1);
+    root = &levels_[level].slots[slot];
+  }
+  uint32_t l = *root;
+  if (l == kNil) {
+    l = NewLeaf();
+    *root = l;
+    if (level >= 0) SetOccupied(level, slot);
+  } else if (l & kInner) {
+    l = LeafBelowInner(key);
+  }
+  Append(l, i, deadline_ms);
+}
+
+uint32_t TimingWheel::LeafBelowInner(uint64_t key) {
+  const Path p = Locate(key, /*create=*/true);
+  for (int d = 0; d < p.depth; ++d) ++inners_[p.inner[d]].live;
+  return p.leaf;
 }
 
 TimingWheel::Handle TimingWheel::Insert(uint64_t id, int64_t deadline_ms) {
@@ -119,37 +261,189 @@ TimingWheel::Handle TimingWheel::Insert(uint64_t id, int64_t deadline_ms) {
   Node& n = node(i);
   n.id = id;
   n.deadline_ms = deadline_ms;
-  const uint64_t key = ToKey(deadline_ms);
-  Append(key <= now_ ? kOverdueList : ListFor(key), i);
+  const uint32_t generation = ++n.generation;  // odd: pending
+  Place(i, ToKey(deadline_ms), deadline_ms);
   ++size_;
-  return Handle{i, n.generation};
+  return Handle{i, generation};
 }
 
 bool TimingWheel::IsPending(Handle h) const {
-  if (h.index >= allocated_) return false;
-  const Node& n = node(h.index);
-  return n.list != kNotInList && n.generation == h.generation;
+  if (h.index >= nodes_.size()) return false;
+  const uint32_t g = node(h.index).generation;
+  return (g & 1) != 0 && g == h.generation;
+}
+
+void TimingWheel::Compact(uint32_t l) {
+  Leaf& leaf = leaves_[l];
+  restructure_visits_ += leaf.size;
+  // Rewrites the pending entries in place, front to back: the write position
+  // never passes the read position.
+  Cursor r{leaf.first, 0, leaf.size};
+  Cursor ahead = r;
+  for (uint32_t j = 0; j < kPrefetchAhead; ++j) PrefetchAndStep(ahead);
+  uint32_t wb = leaf.first;
+  uint32_t wk = 0;
+  uint32_t written = 0;
+  while (r.left > 0) {
+    PrefetchAndStep(ahead);
+    const uint32_t i = block(r.block).entries[r.k];
+    Step(r);
+    const Node& n = node(i);
+    if (!(n.generation & 1)) {
+      FreeNode(i);
+      continue;
+    }
+    if (wk == kBlockEntries) {
+      wb = block(wb).next;
+      wk = 0;
+    }
+    block(wb).entries[wk++] = i;
+    if (written++ == 0 || n.deadline_ms < leaf.min) {
+      leaf.min = n.deadline_ms;
+      leaf.min_count = 1;
+    } else if (n.deadline_ms == leaf.min) {
+      ++leaf.min_count;
+    }
+  }
+  // live > 0, so wb holds at least one entry; the blocks after it go.
+  for (uint32_t b = block(wb).next; b != kNil;) {
+    const uint32_t next = block(b).next;
+    FreeBlock(b);
+    b = next;
+  }
+  block(wb).next = kNil;
+  leaf.last = wb;
+  leaf.size = written;
+}
+
+void TimingWheel::Split(const Path& p) {
+  // Leaves of 10L bits split 4 bits at a time, the last time fewer.
+  const int shift = std::max(0, p.bits - kChildBits);
+  const uint32_t n = NewInner(shift);
+  inners_[n].live = leaves_[p.leaf].live;
+  restructure_visits_ += leaves_[p.leaf].size;
+  Drain(p.leaf, [&](uint32_t i) {
+    const int64_t d = node(i).deadline_ms;
+    const int c = static_cast<int>(ToKey(d) >> shift) & (kChildren - 1);
+    if (inners_[n].child[c] == kNil) {
+      const uint32_t child = NewLeaf();
+      inners_[n].child[c] = child;
+      inners_[n].occupied |= static_cast<uint16_t>(1u << c);
+    }
+    Append(inners_[n].child[c], i, d);
+  });
+  RefAt(p, p.depth) = n | kInner;
+}
+
+void TimingWheel::Merge(const Path& p, int depth) {
+  const uint32_t l = NewLeaf();
+  Walk(RefAt(p, depth), [&](uint32_t i) {
+    ++restructure_visits_;
+    Append(l, i, node(i).deadline_ms);
+  });
+  RefAt(p, depth) = l;
+}
+
+void TimingWheel::RemoveLeaf(const Path& p) {
+  // Every entry is a cancelled node, and there are few: cancelled entries
+  // are swept once they outnumber the pending ones.
+  restructure_visits_ += leaves_[p.leaf].size;
+  Drain(p.leaf, [](uint32_t) {});
+  RefAt(p, p.depth) = kNil;
+  if (p.depth > 0) {
+    Inner& parent = inners_[p.inner[p.depth - 1]];
+    parent.occupied &= static_cast<uint16_t>(~(1u << p.child[p.depth - 1]));
+  } else if (p.level >= 0) {
+    ClearOccupied(p.level, p.slot);
+  }
 }
 
 bool TimingWheel::Cancel(Handle h) {
   if (!IsPending(h)) return false;
-  Unlink(h.index);
-  FreeNode(h.index);
+  Node& n = node(h.index);
+  ++n.generation;  // even: cancelled; its entry is swept later
+  --size_;
+  const int64_t deadline_ms = n.deadline_ms;
+  const Path p = Locate(ToKey(deadline_ms), /*create=*/false);
+  // Inner nodes' counts only fall here, one at a time, so the highest one
+  // that falls below kMergeBelow has just reached kMergeBelow - 1 > 0. The
+  // merged leaf's minimum is exact.
+  int merge = -1;
+  for (int d = 0; d < p.depth; ++d) {
+    if (--inners_[p.inner[d]].live < kMergeBelow && merge < 0) merge = d;
+  }
+  if (merge >= 0) {
+    Merge(p, merge);
+    return true;
+  }
+  Leaf& leaf = leaves_[p.leaf];
+  --leaf.live;
+  if (leaf.min_count != 0 && deadline_ms == leaf.min) --leaf.min_count;
+  if (leaf.live == 0) {
+    RemoveLeaf(p);  // the next leaf may be the earliest now
+    RepairFront();
+  } else if (leaf.size - leaf.live >= leaf.live + kSweepSlack) {
+    Compact(p.leaf);
+  } else if (leaf.min_count == 0) {
+    RepairFront();
+  }
   return true;
 }
 
-void TimingWheel::FireOverdue(std::vector<Expired>* expired) {
-  List& l = lists_[kOverdueList];
-  if (l.head == kNil) return;
-  const size_t first = expired->size();
-  for (uint32_t i = l.head; i != kNil;) {
-    const uint32_t next = node(i).next;
-    expired->push_back({node(i).id, node(i).deadline_ms});
-    FreeNode(i);
-    i = next;
+TimingWheel::Path TimingWheel::FrontPath() {
+  Path p;
+  if (overdue_ != kNil) {
+    p.root = &overdue_;
+    p.level = -1;
+    p.slot = 0;
+    p.bits = 64;
+  } else {
+    p.level = std::countr_zero(occupied_levels_);
+    p.slot = FirstSlot(p.level);
+    p.root = &levels_[p.level].slots[p.slot];
+    p.bits = p.level * kBitsPerLevel;
   }
-  l = List{};
-  // The list is in insertion order; a stable sort keeps it for ties.
+  uint32_t ref = *p.root;
+  while (ref & kInner) {
+    const Inner& n = inners_[ref & ~kInner];
+    const int c = std::countr_zero(n.occupied);
+    p.inner[p.depth] = ref & ~kInner;
+    p.child[p.depth] = static_cast<uint8_t>(c);
+    ++p.depth;
+    p.bits = n.shift;
+    ref = n.child[c];
+  }
+  p.leaf = ref;
+  return p;
+}
+
+void TimingWheel::RepairFront() {
+  while (size_ != 0 && leaves_[FrontLeaf()].min_count == 0) {
+    const Path p = FrontPath();
+    // A 1 ms leaf has one deadline, so its min_count is its live count: a
+    // leaf whose minimum is unknown spans more, and can split.
+    if (leaves_[p.leaf].live < kSplitAt) {
+      Compact(p.leaf);
+      return;
+    }
+    Split(p);
+  }
+}
+
+void TimingWheel::FireOverdue(std::vector<Expired>* expired) {
+  if (overdue_ == kNil) return;
+  const size_t first = expired->size();
+  const uint32_t ref = overdue_;
+  overdue_ = kNil;
+  Walk(ref, [&](uint32_t i) {
+    Node& n = node(i);
+    expired->push_back({n.id, n.deadline_ms});
+    ++n.generation;
+    FreeNode(i);
+    --size_;
+  });
+  // Leaves come in key order and hold ties in insertion order; a stable sort
+  // keeps that order for ties.
   std::stable_sort(expired->begin() + static_cast<ptrdiff_t>(first),
                    expired->end(), [](const Expired& a, const Expired& b) {
                      return a.deadline_ms < b.deadline_ms;
@@ -170,63 +464,58 @@ void TimingWheel::AdvanceTo(int64_t now_ms, std::vector<Expired>* expired) {
   // and keeps insertion order among equal deadlines.
   while (occupied_levels_ != 0) {
     const int level = std::countr_zero(occupied_levels_);
-    const int slot = std::countr_zero(occupied_[level]);
+    const int slot = FirstSlot(level);
     const uint64_t start = SlotStart(level, slot);
     if (start > target) break;
     now_ = start;
-    const int list = level * kSlotsPerLevel + slot;
-    uint32_t i = lists_[list].head;
-    lists_[list] = List{};
-    occupied_[level] &= ~(uint64_t{1} << slot);
-    if (occupied_[level] == 0) occupied_levels_ &= ~(1u << level);
-    while (i != kNil) {
+    const uint32_t ref = levels_[level].slots[slot];
+    levels_[level].slots[slot] = kNil;
+    ClearOccupied(level, slot);
+    Walk(ref, [&](uint32_t i) {
       Node& n = node(i);
-      const uint32_t next = n.next;
-      if (ToKey(n.deadline_ms) == now_) {
-        expired->push_back({n.id, n.deadline_ms});
+      const int64_t d = n.deadline_ms;
+      const uint64_t key = ToKey(d);
+      if (key == now_) {
+        expired->push_back({n.id, d});
+        ++n.generation;
         FreeNode(i);
+        --size_;
       } else {
-        Append(ListFor(ToKey(n.deadline_ms)), i);
+        Place(i, key, d);
       }
-      i = next;
-    }
+    });
   }
   // No occupied slot starts by `target`, so every timer stays where it is.
   now_ = target;
+  RepairFront();
 }
 
-int64_t TimingWheel::ListMin(const List& l) const {
-  if (l.min_count == 0) {
-    l.min = node(l.head).deadline_ms;
-    for (uint32_t i = l.head; i != kNil; i = node(i).next) {
-      const int64_t d = node(i).deadline_ms;
-      if (d < l.min) {
-        l.min = d;
-        l.min_count = 1;
-      } else if (d == l.min) {
-        ++l.min_count;
-      }
-    }
+uint32_t TimingWheel::FrontLeaf() const {
+  // Every overdue timer is due before every timer in the levels, and every
+  // timer in the earliest occupied slot of the lowest non-empty level before
+  // every other one in the levels; inside a slot, an inner node's children
+  // split its keys in order.
+  uint32_t ref = overdue_;
+  if (ref == kNil) {
+    const int level = std::countr_zero(occupied_levels_);
+    ref = levels_[level].slots[FirstSlot(level)];
   }
-  return l.min;
+  while (ref & kInner) {
+    const Inner& n = inners_[ref & ~kInner];
+    ref = n.child[std::countr_zero(n.occupied)];
+  }
+  return ref;
 }
 
 std::optional<int64_t> TimingWheel::NextDeadline() const {
   if (size_ == 0) return std::nullopt;
-  // Every overdue timer is due before every timer in the levels, and every
-  // timer in the earliest occupied slot of the lowest non-empty level before
-  // every other one in the levels.
-  if (lists_[kOverdueList].head != kNil) {
-    return ListMin(lists_[kOverdueList]);
-  }
-  const int level = std::countr_zero(occupied_levels_);
-  return ListMin(
-      lists_[level * kSlotsPerLevel + std::countr_zero(occupied_[level])]);
+  return leaves_[FrontLeaf()].min;  // exact: see RepairFront
 }
 
 size_t TimingWheel::MemoryBytes() const {
-  return sizeof(*this) + chunks_.capacity() * sizeof(chunks_[0]) +
-         chunks_.size() * kChunkSize * sizeof(Node);
+  return sizeof(*this) + kLevels * sizeof(Level) + nodes_.MemoryBytes() +
+         blocks_.MemoryBytes() + leaves_.capacity() * sizeof(Leaf) +
+         inners_.capacity() * sizeof(Inner);
 }
 
 }  // namespace chime::wheel

@@ -49,21 +49,76 @@ TEST(TimingWheel, NewWheelIsEmptyAtItsStartTime) {
 TEST(TimingWheel, WorkedExampleFromTheClassComment) {
   TimingWheel w(0);
   w.Insert('A', 5);
-  w.Insert('B', 100);
-  w.Insert('C', 100);
-  w.Insert('D', 5000);
-  w.Insert('E', 3 * kDay);
+  w.Insert('B', 5000);
+  w.Insert('C', 5000);
+  w.Insert('D', 20'000'000);
+  const Handle e = w.Insert('E', 3 * kDay);
   EXPECT_EQ(w.NextDeadline(), 5);
 
-  EXPECT_THAT(Advance(w, 120), ElementsAre(Expired{'A', 5}, Expired{'B', 100},
-                                           Expired{'C', 100}));
-  EXPECT_EQ(w.now(), 120);
-  EXPECT_EQ(w.NextDeadline(), 5000);
+  EXPECT_THAT(Advance(w, 6000), ElementsAre(Expired{'A', 5}, Expired{'B', 5000},
+                                            Expired{'C', 5000}));
+  EXPECT_EQ(w.now(), 6000);
+  EXPECT_EQ(w.NextDeadline(), 20'000'000);
 
-  EXPECT_THAT(Advance(w, 4999), IsEmpty());
-  EXPECT_THAT(Advance(w, 5000), ElementsAre(Expired{'D', 5000}));
+  EXPECT_THAT(Advance(w, 19'999'999), IsEmpty());
+  EXPECT_THAT(Advance(w, 20'000'000), ElementsAre(Expired{'D', 20'000'000}));
   EXPECT_EQ(w.NextDeadline(), 3 * kDay);
   EXPECT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w.Cancel(e));
+  EXPECT_EQ(w.NextDeadline(), std::nullopt);
+}
+
+TEST(TimingWheel, WorkedExampleOfASplitFromTheClassComment) {
+  TimingWheel w(20'000'000);
+  const Handle e = w.Insert('E', 3 * kDay);
+  for (int i = 1; i <= 99; ++i) w.Insert(i, 3 * kDay + i);
+  const uint64_t before = w.RestructureVisitsForTest();
+  EXPECT_TRUE(w.Cancel(e));
+  // The split visited every entry of the leaf once.
+  EXPECT_EQ(w.RestructureVisitsForTest() - before, 100u);
+  EXPECT_EQ(w.NextDeadline(), 3 * kDay + 1);
+  EXPECT_EQ(Advance(w, 3 * kDay + 99).size(), 99u);
+}
+
+TEST(TimingWheel, LeavesSplitDownToSingleMilliseconds) {
+  // 40 timers on each of 4 consecutive milliseconds in one level-1 slot (10
+  // bits). Cancelling each earliest millisecond splits the earliest leaf
+  // again: by bits 6-9, then 2-5, then 0-1.
+  TimingWheel w(0);
+  constexpr int64_t kBase = 4096 + 400;
+  std::vector<Handle> h;
+  for (int64_t ms = 0; ms < 4; ++ms) {
+    for (int j = 0; j < 40; ++j) h.push_back(w.Insert(h.size(), kBase + ms));
+  }
+  for (int ms = 0; ms < 3; ++ms) {
+    for (int j = 0; j < 40; ++j) ASSERT_TRUE(w.Cancel(h[ms * 40 + j]));
+    EXPECT_EQ(w.NextDeadline(), kBase + ms + 1);
+  }
+  std::vector<Expired> want;
+  for (uint64_t id = 120; id < 160; ++id) want.push_back({id, kBase + 3});
+  EXPECT_EQ(Advance(w, kBase + 3), want);
+}
+
+TEST(TimingWheel, SplitLeafKeepsOrderWhenItMergesBack) {
+  // 40 timers in one level-2 slot, due in pairs. Cancelling the first pair
+  // makes that leaf split; cancelling from the back then leaves the inner
+  // node with fewer than 8 timers, and it merges back into one leaf.
+  TimingWheel w(0);
+  std::vector<Handle> h;
+  for (int i = 0; i < 40; ++i) h.push_back(w.Insert(i, kDay + i / 2 * 1000));
+  ASSERT_TRUE(w.Cancel(h[0]));
+  EXPECT_EQ(w.NextDeadline(), kDay);
+  ASSERT_TRUE(w.Cancel(h[1]));
+  EXPECT_EQ(w.NextDeadline(), kDay + 1000);
+  for (int i = 39; i >= 9; --i) {
+    ASSERT_TRUE(w.Cancel(h[i]));
+    ASSERT_EQ(w.NextDeadline(), kDay + 1000);
+  }
+  EXPECT_THAT(Advance(w, kYear),
+              ElementsAre(Expired{2, kDay + 1000}, Expired{3, kDay + 1000},
+                          Expired{4, kDay + 2000}, Expired{5, kDay + 2000},
+                          Expired{6, kDay + 3000}, Expired{7, kDay + 3000},
+                          Expired{8, kDay + 4000}));
 }
 
 TEST(TimingWheel, PastDeadlinesFireAtNextAdvanceEvenWithoutMovingTime) {
@@ -88,12 +143,12 @@ TEST(TimingWheel, OverdueTimersFireBeforeFutureOnesInTheSameAdvance) {
 }
 
 TEST(TimingWheel, EqualDeadlinesFireInInsertionOrder) {
-  // The same deadline inserted while it is far (level 2), nearer (after the
+  // The same deadline inserted while it is far (level 1), nearer (after the
   // first timer has cascaded) and 1 ms away; plus an earlier deadline
   // inserted last.
   TimingWheel w(0);
   w.Insert(1, 100'000);
-  EXPECT_THAT(Advance(w, 99'000), IsEmpty());
+  EXPECT_THAT(Advance(w, 99'500), IsEmpty());  // past the slot's start
   w.Insert(2, 100'000);
   EXPECT_THAT(Advance(w, 99'999), IsEmpty());
   w.Insert(3, 100'000);
@@ -240,17 +295,17 @@ TEST(TimingWheel, AdvancingAcrossAllOfTimeOverASparseWheelIsImmediate) {
 
 TEST(TimingWheel, NextDeadlineIsExactNotASlotBoundary) {
   TimingWheel w(0);
-  w.Insert(1, 300'001);  // level 3: slot 1 spans [262144, 524288)
+  w.Insert(1, 300'001);  // level 1: slot 292 spans [299008, 300032)
   EXPECT_EQ(w.NextDeadline(), 300'001);
   w.Insert(2, 299'999);  // same slot, earlier, inserted later
   EXPECT_EQ(w.NextDeadline(), 299'999);
-  const Handle h = w.Insert(3, 4'097);  // level 2
+  const Handle h = w.Insert(3, 4'097);  // level 1, slot 4
   EXPECT_EQ(w.NextDeadline(), 4'097);
   w.Cancel(h);
   EXPECT_EQ(w.NextDeadline(), 299'999);
 
   // Crossing the slot's start cascades both timers; nothing fires.
-  EXPECT_THAT(Advance(w, 262'144), IsEmpty());
+  EXPECT_THAT(Advance(w, 299'008), IsEmpty());
   EXPECT_EQ(w.NextDeadline(), 299'999);
   EXPECT_THAT(Advance(w, 299'999), ElementsAre(Expired{2, 299'999}));
   EXPECT_EQ(w.NextDeadline(), 300'001);
@@ -285,12 +340,12 @@ TEST(TimingWheelDeathTest, AdvancingBackwardsAborts) {
   EXPECT_DEATH(w.AdvanceTo(99, &out), "time went back");
 }
 
-// Deadlines that stress cascading: slot boundaries of every level and their
-// neighbours, ties, and random ones, in [0, 2^21].
+// Deadlines that stress cascading: boundaries of slots and of split leaves
+// (every 4 bits) and their neighbours, ties, and random ones, in [0, 2^21].
 std::vector<int64_t> AwkwardDeadlines(uint32_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<int64_t> deadlines;
-  for (int shift = 0; shift <= 18; shift += 6) {
+  for (int shift = 0; shift <= 16; shift += 4) {
     for (int64_t k = 1; k <= 3; ++k) {
       for (int64_t delta : {-1, 0, 1}) {
         deadlines.push_back((k << shift) + delta);
@@ -343,7 +398,7 @@ TEST(TimingWheel, ManySmallStepsMatchOneBigStep) {
   EXPECT_EQ(odd_out, want);
 }
 
-TEST(TimingWheel, MillionTimersTakeAtMost33BytesEach) {
+TEST(TimingWheel, MillionTimersTakeAtMost25BytesEach) {
   TimingWheel w(0);
   std::vector<Handle> handles;
   constexpr int kTimers = 1'000'000;
@@ -351,18 +406,52 @@ TEST(TimingWheel, MillionTimersTakeAtMost33BytesEach) {
     handles.push_back(w.Insert(i, (i * int64_t{7919}) % kDay));
   }
   const size_t bytes = w.MemoryBytes();
-  EXPECT_LE(bytes, 33u * kTimers);
-  // Freed nodes are reused: the wheel does not grow when timers churn.
+  EXPECT_LE(bytes, 25u * kTimers);
+  // Freed nodes and blocks are reused: the slabs do not grow when timers
+  // churn (the small tables of leaves and inner nodes may, a little).
   for (const Handle& h : handles) ASSERT_TRUE(w.Cancel(h));
   for (int i = 0; i < kTimers; ++i) w.Insert(i, (i * int64_t{104729}) % kYear);
-  EXPECT_EQ(w.MemoryBytes(), bytes);
+  EXPECT_LE(w.MemoryBytes(), bytes + bytes / 100);
+}
+
+// Cancelling the earliest timer again and again, with NextDeadline after each
+// call as the scheduler core does: a scheduler removing jobs in the order it
+// added them. Rescanning the earliest slot each time was quadratic (5 billion
+// visits here); splitting it keeps the work at a few visits per timer.
+TEST(TimingWheel, CancellingEarliestTimersOneByOneIsLinear) {
+  constexpr int kTimers = 100'000;
+  for (const bool insert_earlier : {false, true}) {
+    SCOPED_TRACE(insert_earlier ? "with new earlier timers" : "cancel only");
+    TimingWheel w(0);
+    std::multimap<int64_t, Handle> pending;
+    auto earliest = [&]() -> std::optional<int64_t> {
+      if (pending.empty()) return std::nullopt;
+      return pending.begin()->first;
+    };
+    for (int i = 0; i < kTimers; ++i) {
+      const int64_t d = kDay + i * int64_t{100};
+      pending.emplace(d, w.Insert(i, d));
+    }
+    for (int i = 0; i < kTimers; ++i) {
+      ASSERT_TRUE(w.Cancel(pending.begin()->second));
+      pending.erase(pending.begin());
+      if (insert_earlier && i % 2 == 0 && !pending.empty()) {
+        // Due just before the new earliest timer: it lands in the same leaf.
+        const int64_t d = pending.begin()->first - 1;
+        pending.emplace(d, w.Insert(i, d));
+      }
+      ASSERT_EQ(w.NextDeadline(), earliest()) << i;
+    }
+    EXPECT_LE(w.RestructureVisitsForTest(), 10u * kTimers);
+  }
 }
 
 // The oracle test: long random sequences of inserts (at horizons from the past
-// to years and beyond, on slot boundaries, with ties), cancels (of pending and
-// of stale handles) and advances (by 0, small, to the next deadline exactly,
-// across level boundaries, by decades), checked against a std::multimap after
-// every step.
+// to years and beyond, on slot boundaries, with ties, in runs of close
+// deadlines), cancels (of pending and of stale handles, and of the earliest
+// timers, which makes leaves split and merge) and advances (by 0, small, to
+// the next deadline exactly, across level boundaries, by decades), checked
+// against a std::multimap after every step.
 class TimingWheelOracleTest : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(TimingWheelOracleTest, AgreesWithMultimapOracle) {
@@ -386,9 +475,10 @@ TEST_P(TimingWheelOracleTest, AgreesWithMultimapOracle) {
     int64_t deadline;
     uint64_t seq;
   };
-  std::vector<Issued> issued;  // pending, or stale and not yet noticed
-  std::vector<Handle> stale;   // known stale
-  std::vector<bool> pending;   // by sequence number
+  std::vector<Issued> issued;   // pending, or stale and not yet noticed
+  std::vector<Handle> stale;    // known stale
+  std::vector<bool> pending;    // by sequence number
+  std::vector<Handle> handles;  // by sequence number
   uint64_t seq = 0;
 
   auto pick_deadline = [&]() -> int64_t {
@@ -408,8 +498,8 @@ TEST_P(TimingWheelOracleTest, AgreesWithMultimapOracle) {
         return now + uniform(1, kDay);
       case 6:
         return now + uniform(1, 3 * kYear);
-      case 7: {  // on or next to a slot boundary of some level
-        const int shift = 6 * static_cast<int>(uniform(1, 7));
+      case 7: {  // on or next to a slot boundary (or a split leaf's)
+        const int shift = 4 * static_cast<int>(uniform(1, 15));
         const int64_t boundary = ((now >> shift) + uniform(0, 3)) << shift;
         return boundary + uniform(-1, 1);
       }
@@ -459,8 +549,8 @@ TEST_P(TimingWheelOracleTest, AgreesWithMultimapOracle) {
           t = std::max(now, oracle.begin()->first - uniform(0, 1));
         }
         break;
-      case 7: {  // a slot boundary of some level, or next to it
-        const int shift = 6 * static_cast<int>(uniform(1, 6));
+      case 7: {  // a slot boundary (or a split leaf's), or next to it
+        const int shift = 4 * static_cast<int>(uniform(1, 10));
         t = std::max(now, (((now >> shift) + 1) << shift) + uniform(-1, 1));
         break;
       }
@@ -476,18 +566,44 @@ TEST_P(TimingWheelOracleTest, AgreesWithMultimapOracle) {
 
   constexpr int kSteps = 150'000;
   for (int step = 0; step < kSteps; ++step) {
-    const int64_t op = uniform(0, 99);
+    int64_t op = uniform(0, 99);
+    // Odd seeds mostly cancel instead of advancing, so that split leaves
+    // shrink until they merge rather than being cascaded away.
+    if (seed % 2 == 1 && op >= 70 && uniform(0, 49) != 0) op = uniform(42, 66);
     if (op < 42) {
       const int64_t deadline = pick_deadline();
-      // Now and then a burst of timers due at once, like jobs on the hour.
-      const int64_t copies = uniform(0, 99) < 3 ? uniform(2, 60) : 1;
+      // Now and then a burst of timers due at once, like jobs on the hour,
+      // or a run of close deadlines, ascending or descending.
+      const int64_t kind = uniform(0, 99);
+      const int64_t copies = kind < 6 ? uniform(2, 80) : 1;
+      const int64_t step =
+          kind < 3 ? 0 : (kind % 2 ? 1 : -1) * uniform(1, kind < 5 ? 9 : 4000);
       for (int64_t c = 0; c < copies; ++c) {
-        const Handle h = w.Insert(seq, deadline);
-        oracle.emplace(deadline, std::make_pair(seq, seq));
-        issued.push_back({h, deadline, seq});
+        const int64_t delta = c * step;  // deadline + delta, saturated
+        const int64_t d = delta > 0 && deadline > kMax - delta ? kMax
+                          : delta < 0 && deadline < kMin - delta
+                              ? kMin
+                              : deadline + delta;
+        const Handle h = w.Insert(seq, d);
+        oracle.emplace(d, std::make_pair(seq, seq));
+        issued.push_back({h, d, seq});
         pending.push_back(true);
+        handles.push_back(h);
         ++seq;
       }
+    } else if (op < 53) {
+      // Cancel one of the earliest timers (the first, mostly).
+      if (oracle.empty()) continue;
+      auto it = oracle.begin();
+      if (uniform(0, 3) == 0) {
+        std::advance(it, uniform(0, std::min<int64_t>(3, oracle.size() - 1)));
+      }
+      const uint64_t victim = it->second.first;
+      ASSERT_TRUE(w.Cancel(handles[victim]))
+          << "seed " << seed << " step " << step;
+      pending[victim] = false;
+      stale.push_back(handles[victim]);
+      oracle.erase(it);
     } else if (op < 67) {
       if (issued.empty()) continue;
       const size_t k = static_cast<size_t>(
