@@ -27,6 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "chime/job.h"
+#include "chime/run_state.h"
 
 namespace chime {
 
@@ -37,36 +38,6 @@ using JobId = int64_t;
 // Chosen by the scheduler when it claims a fire; unique in the store (a claim
 // reusing a RunId of another fire is refused). Never 0.
 using RunId = uint64_t;
-
-enum class RunState : uint8_t {
-  kClaiming,   // not durable yet; never stored
-  kPending,    // claimed, waiting for an execution slot (a claim's state)
-  kRunning,    // an attempt is running
-  kRetrying,   // an attempt ended; the next waits for its backoff
-  kSucceeded,  // final
-  kFailed,     // final
-  kCancelled,  // final
-  kLost,       // the scheduler that ran it died; recovery decides what follows
-};
-absl::string_view RunStateName(RunState s);
-// Succeeded, failed or cancelled: the run never changes again, and retention
-// may delete it. (Lost is not final: at-least-once delivery starts it again.)
-bool IsFinal(RunState s);
-
-// Why a fire did not run (see src/core/misfire.h for each reason).
-enum class MissReason : uint8_t {
-  kMisfireSkip,
-  kMisfireRunOnce,
-  kMisfireMaxCatchup,
-  kCatchupWindow,
-  kPaused,
-  kOverlap,
-  kBufferFull,
-  kReplaced,
-  kJobRemoved,
-  kFenced,
-};
-absl::string_view MissReasonName(MissReason r);
 
 // --- Leases ---
 

@@ -4,32 +4,6 @@
 
 namespace chime::core {
 
-absl::string_view MissReasonName(MissReason r) {
-  switch (r) {
-    case MissReason::kMisfireSkip:
-      return "misfire_skip";
-    case MissReason::kMisfireRunOnce:
-      return "misfire_run_once";
-    case MissReason::kMisfireMaxCatchup:
-      return "misfire_max_catchup";
-    case MissReason::kCatchupWindow:
-      return "catchup_window";
-    case MissReason::kPaused:
-      return "paused";
-    case MissReason::kOverlap:
-      return "overlap";
-    case MissReason::kBufferFull:
-      return "buffer_full";
-    case MissReason::kReplaced:
-      return "replaced";
-    case MissReason::kJobRemoved:
-      return "job_removed";
-    case MissReason::kFenced:
-      return "fenced";
-  }
-  return "unknown";
-}
-
 MissedRange CountRange(const FireSource& source, absl::Time first,
                        absl::Time last, MissReason reason) {
   MissedRange range{first, last, 0, false, reason};

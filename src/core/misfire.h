@@ -34,28 +34,15 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "chime/job.h"
+#include "chime/run_state.h"
 #include "src/core/fire_source.h"
 
 namespace chime::core {
 
 // Why a fire did not run. Every one is recorded and counted.
-enum class MissReason {
-  kMisfireSkip,        // late beyond the threshold, policy skip
-  kMisfireRunOnce,     // late beyond the threshold, a newer misfire ran instead
-  kMisfireMaxCatchup,  // late beyond the threshold, more than max_catchup
-                       // misfires
-  kCatchupWindow,      // older than the catch-up window
-  kPaused,             // due while the job was paused
-  kOverlap,  // skipped (overlap skip): the previous run was still going, or a
-             // newer fire that came due at the same moment ran instead
-  kBufferFull,  // skipped: the overlap buffer was full
-  kReplaced,    // superseded (overlap replace) by a newer fire that came due at
-                // the same moment
-  kJobRemoved,  // buffered or pending when the job was removed or its schedule
-                // changed
-  kFenced,  // this scheduler lost ownership before the fire could be claimed
-};
-absl::string_view MissReasonName(MissReason r);
+// The reasons are the public ones (chime/run_state.h).
+using ::chime::MissReason;
+using ::chime::MissReasonName;
 
 // Fires with scheduled times in [first, last] that did not run, all for one
 // reason.

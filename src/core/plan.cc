@@ -39,26 +39,6 @@ bool LegalTransition(RunState from, RunState to) {
 
 }  // namespace
 
-absl::string_view RunStateName(RunState s) {
-  switch (s) {
-    case RunState::kClaiming:
-      return "claiming";
-    case RunState::kPending:
-      return "pending";
-    case RunState::kRunning:
-      return "running";
-    case RunState::kRetrying:
-      return "retrying";
-    case RunState::kSucceeded:
-      return "succeeded";
-    case RunState::kFailed:
-      return "failed";
-    case RunState::kCancelled:
-      return "cancelled";
-  }
-  return "unknown";
-}
-
 struct Plan::Job {
   JobSpec spec;
   FireSource source;

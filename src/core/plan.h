@@ -61,6 +61,7 @@
 #include "absl/types/span.h"
 #include "chime/clock.h"
 #include "chime/job.h"
+#include "chime/run_state.h"
 #include "src/core/fire_source.h"
 #include "src/core/misfire.h"
 #include "src/core/ready_queue.h"
@@ -75,16 +76,10 @@ struct Now {
 
 using RunId = uint64_t;
 
-enum class RunState {
-  kClaiming,
-  kPending,
-  kRunning,
-  kRetrying,
-  kSucceeded,
-  kFailed,
-  kCancelled
-};
-absl::string_view RunStateName(RunState s);
+// The run states are the public ones (chime/run_state.h); the Plan never
+// produces `lost` (recovery, in the driver, does).
+using ::chime::RunState;
+using ::chime::RunStateName;
 
 enum class AttemptOutcome { kSucceeded, kFailed, kTimedOut, kCancelled };
 
