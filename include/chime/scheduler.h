@@ -59,7 +59,7 @@ struct AttemptContext {
   int attempt = 1;
   int64_t fencing_token = 0;
   absl::Time scheduled_time;
-  absl::Time started_at;  // wall time the attempt was handed to a worker
+  absl::Time started_at;  // wall time a worker began the attempt
   // Set when the attempt should stop (timeout, replace, shutdown). Long-running
   // functions poll it, or block in `cancelled->wait(false)` (it is notified
   // when set); chime cannot interrupt a function that does neither.
