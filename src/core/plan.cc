@@ -223,10 +223,10 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source_in, Now now,
       CancelDecidedAhead(job, "schedule changed", now, out);
       ++job.generation;
       job.source = *std::move(source);
-      // The new schedule's first fire is its first after now -- even when the
-      // old one's watermark is later (a fire decided ahead, a backward clock
-      // step): FireKeys carry the generation, so nothing can collide, and
-      // nothing of the new schedule is covered without a record.
+      // The new schedule's first fire is its first after the request -- even
+      // when the old one's watermark is later (a fire decided ahead, a
+      // backward clock step): FireKeys carry the generation, so nothing can
+      // collide, and nothing of the new schedule is covered without a record.
       job.watermark = since;
       persist.watermarks.push_back({job.spec.key, job.generation, since});
       // Buffered fires of the old schedule are dropped. FinishRun takes each
