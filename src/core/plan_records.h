@@ -1,0 +1,65 @@
+// The Plan's private records of jobs and runs, shared by its two source files:
+// plan.cc (jobs, time, fires, persistence, the step) and plan_runs.cc (a run
+// from pending to its outcome: staging, starting, finishing, retrying).
+//
+// Thread-safety: as Plan (owned by one thread).
+#ifndef CHIME_SRC_CORE_PLAN_RECORDS_H_
+#define CHIME_SRC_CORE_PLAN_RECORDS_H_
+
+#include <string>
+#include <vector>
+
+#include "src/core/plan.h"
+
+namespace chime::core {
+
+// Broken invariants crash loudly: continuing would risk a doubled or lost run.
+[[noreturn]] void PlanInvariantViolated(const std::string& what);
+
+struct Plan::Job {
+  JobSpec spec;
+  FireSource source;
+  uint32_t slot = 0;
+  int64_t generation = 1;
+  absl::Time watermark;  // newest scheduled time whose fate is decided
+  absl::Time next_fire = absl::InfiniteFuture();
+  wheel::TimingWheel::Handle timer;
+  bool timer_armed = false;
+  int active = 0;  // unfinished runs that are not held in the buffer
+  // Claimed runs waiting for the active one to finish, oldest first. A vector:
+  // it is short (max_buffered), and an empty std::deque costs ~600 bytes.
+  std::vector<RunId> buffered;
+  std::vector<RunId> runs;  // every unfinished run of this job
+  bool removed = false;
+  absl::Time last_manual =
+      absl::InfinitePast();  // scheduled time of the newest manual fire
+};
+
+struct Plan::Run {
+  RunId id = 0;
+  FireKey fire;
+  uint32_t job_slot = 0;
+  RunState state = RunState::kClaiming;
+  bool held = false;       // buffered behind the job's active run
+  bool persisted = false;  // the claim is durable
+  int attempt = 0;         // of the current or last attempt
+  MonoTime first_start;   // when the first attempt started (max_retry_duration)
+  absl::Time start_wall;  // when it should start: scheduled time + jitter
+  MonoTime not_before;    // start_wall on the monotonic clock
+  // Handed to the driver ahead of not_before (StartAttemptAction); pending
+  // until the driver reports the start.
+  bool staged = false;
+  // Why an UnstageAction was sent, and what to do once the driver confirms.
+  UnstageWhy unstage = UnstageWhy::kNone;
+  std::string unstage_detail;  // the cancel's reason
+  bool timed_out = false;  // the current attempt was cancelled by its timeout
+  bool cancel_requested = false;
+  wheel::TimingWheel::Handle
+      timer;  // the run's one pending timer (delay, retry, timeout, kill)
+  bool timer_armed = false;
+  bool in_queue = false;  // waiting in the ready queue
+};
+
+}  // namespace chime::core
+
+#endif  // CHIME_SRC_CORE_PLAN_RECORDS_H_

@@ -1,0 +1,293 @@
+// The Plan's runs, from pending to their outcome: when they may start
+// (jitter, lookahead), staging and taking back, starting, finishing,
+// retrying. The rest of the Plan is in plan.cc.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "src/core/plan.h"
+#include "src/core/plan_records.h"
+
+namespace chime::core {
+namespace {
+
+bool LegalTransition(RunState from, RunState to) {
+  switch (from) {
+    case RunState::kClaiming:
+      return to == RunState::kPending || to == RunState::kCancelled;
+    case RunState::kPending:
+      return to == RunState::kRunning || to == RunState::kCancelled;
+    case RunState::kRunning:
+      return to == RunState::kSucceeded || to == RunState::kFailed ||
+             to == RunState::kRetrying || to == RunState::kCancelled;
+    case RunState::kRetrying:
+      return to == RunState::kPending || to == RunState::kCancelled;
+    default:
+      return false;  // final states never change
+  }
+}
+
+}  // namespace
+
+void Plan::SetJitter(Job& job, Run& run, Now now) {
+  // A manual fire starts now (its scheduled time may be a millisecond or two
+  // later, to keep FireKeys unique); a scheduled one at its time.
+  run.start_wall = run.fire.manual ? now.wall : run.fire.scheduled_time;
+  if (job.spec.jitter > absl::ZeroDuration() && !run.fire.manual) {
+    // The run starts at a uniformly random point of [scheduled, scheduled +
+    // jitter].
+    std::uniform_int_distribution<int64_t> dist(
+        0, absl::ToInt64Milliseconds(job.spec.jitter));
+    run.start_wall += absl::Milliseconds(dist(rng_));
+  }
+  SetNotBefore(run, now);
+}
+
+void Plan::SetNotBefore(Run& run, Now now) {
+  const MonoTime at =
+      MonoTime::FromSinceOrigin(run.start_wall - absl::UnixEpoch() - timeline_);
+  run.not_before = std::max(now.mono, at);
+}
+
+void Plan::CancelRun(Run& run, std::string detail, Now now, Output* out) {
+  if (!run.staged) {
+    FinishRun(run, RunState::kCancelled, std::move(detail), now, out);
+    return;
+  }
+  // The driver holds its attempt: take it back first; the run ends when the
+  // driver confirms (or runs, if it had already started it).
+  Unstage(run, UnstageWhy::kCancel, std::move(detail), out);
+}
+
+void Plan::Unstage(Run& run, UnstageWhy why, std::string detail, Output* out) {
+  if (run.unstage == UnstageWhy::kNone) {
+    out->actions.push_back(UnstageAction{run.id, run.attempt});
+  }
+  // A cancel outranks a re-timing.
+  if (run.unstage != UnstageWhy::kCancel) {
+    run.unstage = why;
+    run.unstage_detail = std::move(detail);
+  }
+}
+
+void Plan::Transition(Run& run, RunState to, int attempt, std::string detail,
+                      Output* out) {
+  if (!LegalTransition(run.state, to)) {
+    PlanInvariantViolated(absl::StrCat(
+        "run ", run.id, " (", run.fire.ToString(), "): illegal transition ",
+        RunStateName(run.state), " -> ", RunStateName(to)));
+  }
+  out->actions.push_back(TransitionAction{run.id, run.fire, run.state, to,
+                                          attempt, std::move(detail)});
+  run.state = to;
+}
+
+void Plan::ArmRunTimer(Run& run, TimerKind kind, MonoTime at) {
+  DisarmRunTimer(run);
+  run.timer = SetTimer(kind, run.id, at);
+  run.timer_armed = true;
+}
+
+void Plan::DisarmRunTimer(Run& run) {
+  if (run.timer_armed) wheel_.Cancel(run.timer);
+  run.timer_armed = false;
+}
+
+void Plan::EnqueueReady(Run& run, Now now) {
+  // A run may be handed to the driver up to `lookahead` before its time.
+  const MonoTime stage_from = run.not_before - options_.lookahead;
+  if (stage_from > now.mono) {
+    ArmRunTimer(run, TimerKind::kDelay, stage_from);
+    return;
+  }
+  DisarmRunTimer(run);  // re-timed after a clock step: its delay is over
+  const Job& job = *job_slots_[run.job_slot];
+  ready_.Push(ReadyRun{run.id, job.spec.key.name_space, job.spec.priority,
+                       run.fire.scheduled_time});
+  run.in_queue = true;
+}
+
+void Plan::FinishRun(Run& run, RunState to, std::string detail, Now now,
+                     Output* out) {
+  Job& job = *job_slots_[run.job_slot];
+  if (run.in_queue) ready_.Remove(run.id);
+  run.in_queue = false;
+  DisarmRunTimer(run);
+  Transition(run, to, run.attempt, std::move(detail), out);
+  switch (to) {
+    case RunState::kSucceeded:
+      ++counters_.runs_succeeded;
+      break;
+    case RunState::kFailed:
+      ++counters_.runs_failed;
+      break;
+    default:
+      ++counters_.runs_cancelled;
+      break;
+  }
+  if (run.held) {
+    job.buffered.erase(
+        std::find(job.buffered.begin(), job.buffered.end(), run.id));
+  } else {
+    --job.active;
+  }
+  job.runs.erase(std::find(job.runs.begin(), job.runs.end(), run.id));
+  runs_.erase(run.id);  // `run` is gone from here on
+  if (job.removed) {
+    FreeSlotIfDone(job.slot);  // `job` may be gone from here on
+    return;
+  }
+  ReleaseBuffered(job, now, out);
+}
+
+void Plan::ReleaseBuffered(Job& job, Now now, Output* out) {
+  if (job.active > 0 || job.buffered.empty()) return;
+  Run& run = *runs_.at(job.buffered.front());
+  job.buffered.erase(job.buffered.begin());
+  run.held = false;
+  ++job.active;
+  if (run.state == RunState::kPending) EnqueueReady(run, now);
+  // A run still claiming is queued when its claim is durable (OnPersisted).
+}
+
+void Plan::StartReady(Now now, Output* out) {
+  while (std::optional<ReadyRun> ready = ready_.PopStartable(now.mono)) {
+    Run& run = *runs_.at(ready->run_id);
+    run.in_queue = false;
+    ++run.attempt;
+    run.timed_out = false;
+    if (run.not_before > now.mono) {
+      // Staged: the driver starts it at its time and tells us.
+      run.staged = true;
+      out->actions.push_back(StartAttemptAction{
+          run.id, run.fire, run.attempt, options_.token, run.not_before});
+      continue;
+    }
+    Transition(run, RunState::kRunning, run.attempt, "", out);
+    out->actions.push_back(StartAttemptAction{run.id, run.fire, run.attempt,
+                                              options_.token, now.mono});
+    BeginAttempt(run, now);
+  }
+}
+
+void Plan::BeginAttempt(Run& run, Now now) {
+  if (run.attempt == 1) run.first_start = now.mono;
+  const Job& job = *job_slots_[run.job_slot];
+  if (job.spec.timeout.attempt_timeout != absl::InfiniteDuration()) {
+    ArmRunTimer(run, TimerKind::kTimeout,
+                now.mono + job.spec.timeout.attempt_timeout);
+  }
+}
+
+void Plan::OnAttemptStarted(const AttemptStartedEvent& e, Now now,
+                            Output* out) {
+  for (const AttemptStartedEvent::Started& s : e.started) {
+    auto it = runs_.find(s.run);
+    if (it == runs_.end()) continue;
+    Run& run = *it->second;
+    if (!run.staged || run.attempt != s.attempt) continue;  // stale
+    // An UnstageAction that came too late changes nothing: the attempt runs
+    // (a removed job's running attempt runs to completion).
+    run.staged = false;
+    run.unstage = UnstageWhy::kNone;
+    run.unstage_detail.clear();
+    Transition(run, RunState::kRunning, run.attempt, "", out);
+    BeginAttempt(run, now);
+  }
+}
+
+void Plan::OnUnstaged(Run& run, Now now, Output* out) {
+  run.staged = false;
+  --run.attempt;  // it never started
+  ready_.OnRunFinished(run.id);
+  const UnstageWhy why = run.unstage;
+  run.unstage = UnstageWhy::kNone;
+  if (why == UnstageWhy::kCancel) {
+    FinishRun(run, RunState::kCancelled, std::move(run.unstage_detail), now,
+              out);
+    return;
+  }
+  // Re-timed (the wall clock was stepped): wait for its time anew.
+  SetNotBefore(run, now);
+  EnqueueReady(run, now);
+}
+
+void Plan::OnAttemptFinished(const AttemptFinishedEvent& e, Now now,
+                             Output* out) {
+  auto it = runs_.find(e.run);
+  if (!e.started) {
+    if (it != runs_.end() && it->second->staged &&
+        it->second->attempt == e.attempt) {
+      OnUnstaged(*it->second, now, out);
+    }
+    return;
+  }
+  if (it == runs_.end() || it->second->state != RunState::kRunning ||
+      it->second->attempt != e.attempt) {
+    return;  // a duplicate or stale report
+  }
+  Run& run = *it->second;
+  const Job& job = *job_slots_[run.job_slot];
+  ready_.OnRunFinished(run.id);
+  DisarmRunTimer(run);
+  AttemptOutcome outcome =
+      run.timed_out ? AttemptOutcome::kTimedOut : e.outcome;
+  if (outcome == AttemptOutcome::kSucceeded) {
+    return FinishRun(run, RunState::kSucceeded, e.detail, now, out);
+  }
+  if (outcome == AttemptOutcome::kCancelled || run.cancel_requested) {
+    return FinishRun(run, RunState::kCancelled,
+                     e.detail.empty() ? "cancelled" : e.detail, now, out);
+  }
+  const RetryPolicy& retry = job.spec.retry;
+  std::string why =
+      outcome == AttemptOutcome::kTimedOut ? "timed out" : e.detail;
+  if (outcome == AttemptOutcome::kTimedOut) ++counters_.timeouts;
+  // A removed job starts nothing new, retries included: its last attempt's
+  // failure is final.
+  if (job.removed) {
+    return FinishRun(run, RunState::kFailed, why + " (job removed: no retry)",
+                     now, out);
+  }
+  const bool retryable = outcome == AttemptOutcome::kTimedOut
+                             ? retry.retry_on_timeout
+                             : retry.retry_on_failure;
+  if (!retryable)
+    return FinishRun(run, RunState::kFailed, why + " (not retryable)", now,
+                     out);
+  if (run.attempt >= retry.max_attempts) {
+    return FinishRun(
+        run, RunState::kFailed,
+        absl::StrCat(why, " (exhausted ", retry.max_attempts,
+                     retry.max_attempts == 1 ? " attempt)" : " attempts)"),
+        now, out);
+  }
+  // Exponential backoff with full jitter: uniform in [0, min(max, initial *
+  // multiplier^(n-1))].
+  const double scale = std::pow(retry.multiplier, run.attempt - 1);
+  const absl::Duration cap =
+      std::min(retry.max_backoff,
+               absl::Seconds(absl::ToDoubleSeconds(retry.initial_backoff) *
+                             std::min(scale, 1e12)));
+  std::uniform_int_distribution<int64_t> dist(0,
+                                              absl::ToInt64Milliseconds(cap));
+  const absl::Duration backoff = absl::Milliseconds(dist(rng_));
+  // Measured on the monotonic clock: a wall-clock step must not stretch or
+  // shrink the budget.
+  if (now.mono + backoff - run.first_start > retry.max_retry_duration) {
+    return FinishRun(
+        run, RunState::kFailed,
+        absl::StrCat(why, " (retries would exceed max_retry_duration)"), now,
+        out);
+  }
+  ++counters_.retries;
+  Transition(run, RunState::kRetrying, run.attempt,
+             absl::StrCat(why, "; retry in ", absl::FormatDuration(backoff)),
+             out);
+  ArmRunTimer(run, TimerKind::kRetry, now.mono + backoff);
+}
+
+}  // namespace chime::core
