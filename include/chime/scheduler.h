@@ -23,6 +23,23 @@
 // attempt passes through an ordered chain of interceptors (middleware) before
 // the job function; logging, metrics and tracing are interceptors too.
 //
+// Restarts. Jobs are written to the store as they are added, changed and
+// removed; every decision about a fire (claimed to run, skipped, missed) and
+// every run transition is written by a store writer thread, the claim before
+// the run may start. When a scheduler is created on a store an earlier one
+// used (a restart after a crash, kill -9 included):
+//   - runs the earlier one left pending, running or retrying are recorded
+//     lost (the attempt may or may not have happened) and reported through
+//     on_run_event once started;
+//   - a job added again continues its generation and its watermark: the fires
+//     that came due while no scheduler ran go through its misfire policy at
+//     once, and each ends recorded (run, or missed with the reason); a job
+//     added with a changed schedule starts a new generation from the AddJob;
+//   - a job added again whose delivery is at-least-once starts its lost runs
+//     again (attempt number + 1, the new fencing token); at-most-once ones
+//     stay lost. Jobs the store has but nobody adds again do not run.
+// RunIds continue after the highest the store has seen; fencing tokens grow.
+//
 // Thread-safety: every method may be called from any thread, concurrently. Job
 // functions run on worker threads, at most one attempt of a run at a time; they
 // may call the Scheduler (e.g. TriggerJob) but must not call Shutdown (that
@@ -46,6 +63,7 @@
 #include "absl/time/time.h"
 #include "chime/clock.h"
 #include "chime/job.h"
+#include "chime/store.h"
 
 namespace chime {
 
@@ -104,6 +122,12 @@ struct RunEvent {
 
 struct SchedulerOptions {
   Clock* clock = nullptr;  // default: RealClock::Get()
+  // Where jobs, claims, missed records and run history are kept. Null: a new
+  // in-memory store (nothing outlives the process). With a durable store the
+  // scheduler picks up where the last one on that store stopped -- see
+  // "Restarts" above. One scheduler per store: Create fails with
+  // FailedPrecondition while another holds the store's lease.
+  std::shared_ptr<Store> store;
   int worker_threads = 4;  // attempts running at once in this process (>= 1)
   // The core's global limit (0 = worker_threads). Above worker_threads, started
   // attempts wait for a free worker, and their timeouts run meanwhile.
@@ -135,8 +159,8 @@ class Scheduler {
   // (claims, runs) is carried out once started. FailedPrecondition if already
   // started or shut down.
   //
-  // Every method below returns once its effects are carried out (a triggered
-  // run is claimed and handed to a worker) -- except AddJob, which returns
+  // Every method below returns once its effects are carried out and durable
+  // in the store (a triggered run is claimed) -- except AddJob, which returns
   // once the job is validated and queued; every call made after it returns
   // sees the job -- and FailedPrecondition once Shutdown has begun.
   virtual absl::Status Start() = 0;

@@ -34,9 +34,9 @@
 //
 // Idempotency: re-sending a write that was applied succeeds and changes
 // nothing: the same claim (same fire, same RunId), the same missed record, a
-// watermark not above the stored one, a transition already in the run's
-// history (same from, to, attempt), a put of the spec already stored, the
-// release of a released lease.
+// watermark advance that does not raise the stored (generation, watermark)
+// pair, a transition already in the run's history (same from, to, attempt),
+// a put of the spec already stored, the release of a released lease.
 //
 // Thread-safety: every method may be called from any thread, concurrently.
 #ifndef CHIME_INCLUDE_CHIME_STORE_H_
@@ -88,8 +88,9 @@ class Store {
   // does not exist (or is deleted), otherwise its current revision; a mismatch
   // is Aborted. Each changed job gets the next store revision; a changed
   // trigger, start or end bumps its generation. A spec equal to the stored one
-  // changes nothing (whatever expected_revision says). Returns the records in
-  // force, in the order of `writes`.
+  // changes nothing (whatever expected_revision says). The stored watermark and
+  // its watermark_generation are kept as they are, also across a generation
+  // bump. Returns the records in force, in the order of `writes`.
   virtual absl::StatusOr<std::vector<JobRecord>> PutJobs(
       absl::Span<const JobWrite> writes, MonoTime deadline) = 0;
   // Deletes a job, leaving a tombstone that keeps its id and generation (a job
@@ -124,8 +125,13 @@ class Store {
   //     another fire; the same claim again is OK;
   //   - each missed record is stored once (keyed by job, generation, first,
   //     reason);
-  //   - each watermark moves forward only (a lower one is ignored).
-  // NotFound if a job id is unknown. On any error nothing is written.
+  //   - each watermark advance applies, in order, to its job's stored
+  //     (watermark_generation, watermark) pair: a newer generation replaces
+  //     it (even with an earlier time), the same generation moves forward
+  //     only, an older generation is ignored (WatermarkAdvance has the rule).
+  // NotFound if a job id is unknown; InvalidArgument if a watermark's
+  // generation is below 1 or above its job's current generation. On any error
+  // nothing is written.
   virtual absl::Status ClaimFires(const Fence& fence, const ClaimBatch& batch,
                                   MonoTime deadline) = 0;
   // For each fire, the run that claimed it (run == 0 if none).

@@ -78,8 +78,16 @@ struct JobRecord {
   int64_t generation = 0;
   // The store revision of the job's last change (put or delete).
   int64_t revision = 0;
-  // The newest scheduled time whose fate is decided (InfinitePast if none).
+  // The newest scheduled time whose fate is decided, in generation
+  // watermark_generation (InfinitePast if none was written).
   absl::Time watermark = absl::InfinitePast();
+  // The generation `watermark` belongs to; 0 with InfinitePast when none was
+  // written. Puts and deletes keep the pair as it is, so after a schedule
+  // change it is below `generation` until the scheduler advances the new
+  // generation's watermark: a scheduler that finds watermark_generation <
+  // generation starts the new generation afresh (at the change) instead of
+  // resuming from the old generation's watermark.
+  int64_t watermark_generation = 0;
   bool deleted = false;  // a tombstone (only in JobChangesSince)
 };
 
@@ -136,8 +144,21 @@ struct MissedRecord {
   friend bool operator==(const MissedRecord&, const MissedRecord&) = default;
 };
 
+// A job's watermark belongs to one of its generations (as
+// core::PersistAction::Watermark does): a changed schedule starts its own
+// watermark at the change, which may be earlier than the old generation's.
+// A store keeps one (watermark_generation, watermark) pair per job, and an
+// advance for generation g
+//   - above the job's current generation is refused (InvalidArgument);
+//   - above the stored watermark_generation replaces the pair, even with an
+//     earlier time;
+//   - equal to it moves the watermark forward only (an earlier one is
+//     ignored);
+//   - below it is ignored (a stale re-send).
+// That is: the pair only grows, compared generation first, then time.
 struct WatermarkAdvance {
   JobId job = 0;
+  int64_t generation = 0;  // >= 1 and <= the job's current generation
   absl::Time watermark;
 };
 

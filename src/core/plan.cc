@@ -32,6 +32,9 @@ absl::Status Plan::ValidateOptions(const PlanOptions& options) {
   if (options.step_tolerance < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("step_tolerance: must not be negative");
   }
+  if (options.first_run_id < 1) {
+    return absl::InvalidArgumentError("first_run_id: must be at least 1");
+  }
   if (options.lookahead < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("lookahead: must not be negative");
   }
@@ -54,7 +57,8 @@ Plan::Plan(PlanOptions options, Now now)
       wheel_(MonoMs(now.mono)),
       ready_(options.max_concurrent_runs),
       wall_minus_mono_(now.wall - absl::UnixEpoch() - now.mono.SinceOrigin()),
-      timeline_(wall_minus_mono_) {
+      timeline_(wall_minus_mono_),
+      next_run_(options.first_run_id) {
   if (absl::Status s = ValidateOptions(options_); !s.ok())
     PlanInvariantViolated(std::string(s.message()));
   for (const auto& [name, config] : options_.namespaces) {
@@ -112,7 +116,8 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
 }
 
 absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
-                             Output* out, absl::Time requested) {
+                             Output* out, absl::Time requested,
+                             const Resume* resume) {
   const absl::Time since = std::min(requested, now.wall);
   Step(now, out);
   PersistAction persist;
@@ -144,6 +149,16 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     job->watermark = since;
     if (spec.trigger.kind == Trigger::Kind::kAt && spec.trigger.at <= since) {
       job->watermark = spec.trigger.at - absl::Nanoseconds(1);
+    }
+    if (resume != nullptr) job->generation = resume->generation;
+    if (resume != nullptr && resume->watermark != absl::InfinitePast()) {
+      // The store's watermark says which fires are decided already; the ones
+      // after it that came due while no scheduler ran are due now.
+      job->watermark = resume->watermark;
+    } else {
+      // Stored at once, so that a restart before the first fire resumes from
+      // here: every fire after the add is decided, none silently dropped.
+      persist.watermarks.push_back({spec.key, job->generation, job->watermark});
     }
     jobs_.emplace(spec.key, slot);
     job_slots_[slot] = std::move(job);
@@ -669,6 +684,11 @@ absl::Time Plan::NextFireTime(const JobKey& key) const {
   if (it == jobs_.end()) return absl::InfiniteFuture();
   const Job& job = *job_slots_[it->second];
   return job.spec.paused ? absl::InfiniteFuture() : job.next_fire;
+}
+
+const JobSpec* Plan::Spec(const JobKey& key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? nullptr : &job_slots_[it->second]->spec;
 }
 
 int64_t Plan::Generation(const JobKey& key) const {

@@ -38,6 +38,8 @@
 //   running  -> succeeded | failed | retrying | cancelled
 //   retrying -> running | cancelled        (backoff elapsed -> pending again,
 //   then running)
+//   lost     -> running | cancelled        (recovery, at-least-once: started
+//   again; removed before it was)
 //
 // Thread-safety: not thread-safe; owned by one thread (the driver's scheduler
 // thread).
@@ -212,6 +214,9 @@ struct PlanOptions {
   absl::Duration persist_retry =
       absl::Seconds(1);  // re-send a failed persist after this
   int64_t token = 1;     // fencing token of this scheduler's lease
+  // The first RunId this Plan hands out (a restarted scheduler continues after
+  // the highest RunId its store has seen).
+  RunId first_run_id = 1;
   // How long before its time a fire may be decided, claimed and handed to the
   // driver (staged), so that many fires sharing an instant all start on time.
   // Applies to jobs whose overlap policy is `allow` (their decision does not
@@ -235,6 +240,25 @@ struct PlanCounters {
   int64_t runs_succeeded = 0, runs_failed = 0, runs_cancelled = 0;
   int64_t retries = 0, timeouts = 0;
   int64_t clock_steps = 0;
+};
+
+// Recovery: what a store remembers of a job from an earlier scheduler, given
+// to the UpsertJob that brings the job back.
+struct Resume {
+  // The generation the job's fires carry from now on (the driver compares the
+  // stored schedule with the new one, as the store does).
+  int64_t generation = 1;
+  // Fires of `generation` at or before this are decided. InfinitePast: none
+  // is (a new generation), so the job starts from the request like a new one.
+  absl::Time watermark = absl::InfinitePast();
+};
+
+// Recovery: a run that an earlier scheduler left unfinished (recorded lost in
+// the store), of a job whose delivery is at-least-once.
+struct LostRun {
+  RunId run = 0;
+  FireKey fire;     // may carry an older generation than the job's
+  int attempt = 0;  // the last attempt number it reached (0: none started)
 };
 
 class Plan {
@@ -262,9 +286,23 @@ class Plan {
   // the new schedule's -- is the first after `requested`, so one that came
   // due while the request waited is due at once rather than skipped.
   // REQUIRES: `source` is FireSource::Create(spec).
+  //
+  // With `resume` (recovery; only for a job the Plan does not know): the job
+  // continues `resume->generation`; with a watermark, its fires after the
+  // watermark that came due meanwhile (the scheduler was down) are decided at
+  // once by the misfire policy, and every one ends recorded.
   absl::Status UpsertJob(const JobSpec& spec, FireSource source, Now now,
                          Output* out,
-                         absl::Time requested = absl::InfiniteFuture());
+                         absl::Time requested = absl::InfiniteFuture(),
+                         const Resume* resume = nullptr);
+  // Recovery, at-least-once delivery: starts lost run `lost` of job `key`
+  // again, as soon as an execution slot allows (lost -> running, attempt
+  // lost.attempt + 1, under this Plan's token), whatever the retry policy's
+  // max_attempts; after that attempt the retry policy decides as usual. The
+  // run counts as the job's active run for the overlap policy.
+  // NotFound for an unknown job; AlreadyExists if the RunId is in use.
+  absl::Status ResumeLostRun(const JobKey& key, const LostRun& lost, Now now,
+                             Output* out);
   // Removes a job: pending and buffered runs are cancelled, and so are runs
   // waiting to retry; running ones run to completion (their outcome is
   // recorded) but are not retried. A paused job's fires that came due while
@@ -303,6 +341,8 @@ class Plan {
   // The next scheduled fire of a job (InfiniteFuture if none or paused).
   absl::Time NextFireTime(const JobKey& key) const;
   int64_t Generation(const JobKey& key) const;
+  // The job's spec as the Plan has it (paused included); null if unknown.
+  const JobSpec* Spec(const JobKey& key) const;
   // The job's watermark: fires of its current generation at or before it are
   // decided and are never decided again (InfinitePast if there is no such job).
   absl::Time Watermark(const JobKey& key) const;
@@ -395,7 +435,7 @@ class Plan {
   // The last generation of each removed job: one entry per key ever removed.
   absl::flat_hash_map<JobKey, int64_t> retired_generations_;
   absl::flat_hash_map<RunId, std::unique_ptr<Run>> runs_;
-  RunId next_run_ = 1;
+  RunId next_run_;
   uint64_t next_batch_ = 1;
   // Persist batches sent and not yet answered; failed ones wait for a retry
   // timer.

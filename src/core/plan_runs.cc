@@ -3,11 +3,13 @@
 // retrying. The rest of the Plan is in plan.cc.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/base/status_macros.h"
 #include "src/core/plan.h"
 #include "src/core/plan_records.h"
 
@@ -25,12 +27,42 @@ bool LegalTransition(RunState from, RunState to) {
              to == RunState::kRetrying || to == RunState::kCancelled;
     case RunState::kRetrying:
       return to == RunState::kPending || to == RunState::kCancelled;
+    case RunState::kLost:  // recovery, at-least-once (ResumeLostRun)
+      return to == RunState::kRunning || to == RunState::kCancelled;
     default:
       return false;  // final states never change
   }
 }
 
 }  // namespace
+
+absl::Status Plan::ResumeLostRun(const JobKey& key, const LostRun& lost,
+                                 Now now, Output* out) {
+  ASSIGN_OR_RETURN(Job * job, FindJob(key));
+  if (runs_.contains(lost.run)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("run ", lost.run, " is in use"));
+  }
+  Step(now, out);
+  auto owned = std::make_unique<Run>();
+  Run& run = *owned;
+  run.id = lost.run;
+  run.fire = lost.fire;
+  run.job_slot = job->slot;
+  run.state = RunState::kLost;
+  run.persisted = true;
+  run.attempt = lost.attempt;
+  // The retry budget (max_retry_duration) counts from this start.
+  run.first_start = now.mono;
+  run.start_wall = now.wall;
+  SetNotBefore(run, now);
+  runs_.emplace(run.id, std::move(owned));
+  job->runs.push_back(run.id);
+  ++job->active;
+  EnqueueReady(run, now);
+  Step(now, out);
+  return absl::OkStatus();
+}
 
 void Plan::SetJitter(Job& job, Run& run, Now now) {
   // A manual fire starts now (its scheduled time may be a millisecond or two
@@ -174,6 +206,7 @@ void Plan::StartReady(Now now, Output* out) {
 }
 
 void Plan::BeginAttempt(Run& run, Now now) {
+  // (A resumed lost run set first_start when it was resumed.)
   if (run.attempt == 1) run.first_start = now.mono;
   const Job& job = *job_slots_[run.job_slot];
   if (job.spec.timeout.attempt_timeout != absl::InfiniteDuration()) {

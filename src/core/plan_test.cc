@@ -139,6 +139,8 @@ JobSpec Cron(std::string id, std::string expr) {
 TEST(Plan, FiresEachScheduledTimeOnceAfterItsClaimIsDurable) {
   Harness h;
   ASSERT_THAT(h.Add(Cron("a", "*/5 * * * *")), IsOk());
+  // A new job's watermark is stored at once (a restart resumes from it).
+  EXPECT_THAT(h.TakeLog(), ElementsAre("00:00:00 persist"));
   h.AdvanceBy(absl::Minutes(6));
   h.Finish(h.starts().at(0).run, 1, AttemptOutcome::kSucceeded);
   h.AdvanceBy(absl::Minutes(5));
@@ -159,7 +161,8 @@ TEST(Plan, AJobQueuedAcrossItsFireTimeRunsThatFire) {
       h.AddRequestedAt(Cron("a", "*/5 * * * *"), T("2026-03-01T00:04:59.9Z")),
       IsOk());
   EXPECT_THAT(h.TakeLog(),
-              ElementsAre("00:05:00 persist claim=a:1:2026-03-01T00:05:00Z",
+              ElementsAre("00:05:00 persist",
+                          "00:05:00 persist claim=a:1:2026-03-01T00:05:00Z",
                           "00:05:00 start a:1:2026-03-01T00:05:00Z #1"));
 }
 
@@ -168,6 +171,7 @@ TEST(Plan, OverlapSkipRecordsTheSkippedFire) {
   JobSpec spec = Cron("a", "* * * * *");
   spec.overlap.action = OverlapAction::kSkip;
   ASSERT_THAT(h.Add(spec), IsOk());
+  h.TakeLog();
   h.AdvanceBy(absl::Minutes(2) + absl::Seconds(30));
   EXPECT_THAT(h.TakeLog(),
               ElementsAre("00:01:00 persist claim=a:1:2026-03-01T00:01:00Z",

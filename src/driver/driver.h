@@ -1,12 +1,12 @@
 // The scheduler driver: the thin loop that owns a core::Plan, feeds it time,
 // commands and results, and carries out its actions through a store and a
-// worker pool. It implements chime::Scheduler (include/chime/scheduler.h);
-// Scheduler::Create builds one with a fresh MemoryStore.
+// worker pool. It implements chime::Scheduler (include/chime/scheduler.h).
 //
 // How the driver carries out each action of the Plan (src/core/plan.h):
-//   - PersistAction: written to the store on the scheduler thread, then
-//     answered at once with a PersistedEvent carrying the store's status. The
-//     missed and skipped records of a batch written become RunEvents (below).
+//   - PersistAction: handed to the store writer (store_writer.h: its own
+//     thread, writes in order, merges neighbours into one store call); once
+//     durable (or refused) the Plan gets a PersistedEvent with the store's
+//     answer, and the batch's missed and skipped records become RunEvents.
 //   - StartAttemptAction: the job's function (the one registered by the latest
 //     AddJob; a removed job's running attempt keeps its own) runs on a worker
 //     through the interceptor chain, with a fresh cancelled flag; started_at
@@ -24,8 +24,14 @@
 //     thread blocked in `ctx.cancelled->wait(false)`. A forced cancel does the
 //     same: a function in this process cannot be killed, so one that ignores
 //     the flag runs on, and its run stays running.
-//   - TransitionAction: appended to the store's history, then passed to
-//     on_run_event.
+//   - TransitionAction: handed to the store writer; once recorded, passed to
+//     on_run_event. The attempt does not wait for it: the claim, durable
+//     before the run could start, is what recovery needs.
+//
+// Before the first action, Create runs recovery (recovery.h) and the Plan
+// starts with the lease's token and the next free RunId; jobs the store had
+// are resumed when added again. Commands wait until what they wrote is
+// durable (a barrier in the writer's queue).
 //
 // RunEvents passed to on_run_event, on the scheduler thread, after the store
 // has recorded them:
@@ -62,15 +68,14 @@
 
 #include "absl/status/statusor.h"
 #include "chime/scheduler.h"
-#include "src/driver/memory_store.h"
 
 namespace chime::driver {
 
-// A Scheduler persisting to `store` (shared, so a test or the daemon can
-// inspect it). Errors as Scheduler::Create: InvalidArgument naming the bad
-// option.
+// Scheduler::Create. Errors: InvalidArgument naming the bad option; the
+// store's, from recovery (FailedPrecondition: another scheduler holds the
+// store's lease).
 absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
-    SchedulerOptions options, std::shared_ptr<MemoryStore> store);
+    SchedulerOptions options);
 
 }  // namespace chime::driver
 

@@ -1,6 +1,8 @@
 // The public methods of SchedulerImpl (the callers' side) and the factories.
 #include "chime/scheduler.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -11,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "src/driver/driver.h"
 #include "src/driver/scheduler_impl.h"
+#include "src/store/memory_store.h"
 
 namespace chime {
 namespace driver {
@@ -20,7 +23,35 @@ absl::Status ShutDownError() {
   return absl::FailedPreconditionError("the scheduler is shut down");
 }
 
+// The lease is single-node for the stores we have (a store's open fences out
+// the holders of earlier opens); cluster stores will renew it.
+constexpr absl::Duration kLeaseTtl = absl::Hours(24 * 365);
+
 }  // namespace
+
+SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
+                             const core::PlanOptions& plan_options,
+                             std::shared_ptr<Store> store, Recovered recovered)
+    : options_(std::move(options)),
+      clock_(clock),
+      chain_(options_.interceptors),
+      store_(std::move(store)),
+      fence_(recovered.fence),
+      plan_(plan_options, Now()),
+      stored_jobs_(std::move(recovered.jobs)),
+      lost_runs_(std::move(recovered.lost)),
+      recovery_events_(std::move(recovered.events)) {
+  absl::flat_hash_map<JobKey, JobId> ids;
+  for (const auto& [key, job] : stored_jobs_) ids[key] = job.id;
+  StoreWriter::Options writer;
+  writer.report_transitions = static_cast<bool>(options_.on_run_event);
+  writer_ = std::make_unique<StoreWriter>(
+      *store_, clock_, fence_, writer, std::move(ids),
+      [this] { wakeup_.Notify(); },
+      [](const absl::Status& s) {
+        Die(absl::StrCat("the store refused a write: ", s.ToString()));
+      });
+}
 
 // ------------------------------------------------------------ public methods
 
@@ -49,13 +80,13 @@ R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
           "the Scheduler must not be called from on_run_event (it runs on the "
           "scheduler thread)");
     }
-    // The caller hears back once the command's actions are carried out: e.g.
-    // TriggerJob returns after the claim is in the store and the attempt is
-    // with a worker.
+    // The caller hears back once the command's actions are carried out and
+    // what it wrote is durable: e.g. TriggerJob returns once the claim is in
+    // the store.
     queue_.push_back([&] {
       result.emplace(f());
       CarryOut();
-      done.Notify();
+      writer_->Barrier([&done] { done.Notify(); });
     });
   }
   wakeup_.Notify();
@@ -89,18 +120,46 @@ absl::Status SchedulerImpl::AddJob(const JobSpec& spec, JobFunction fn) {
 }
 
 void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
+  const JobKey& key = add.spec.key;
+  // A job the store had before this scheduler started continues from there.
+  std::optional<core::Resume> resume;
+  if (auto stored = stored_jobs_.extract(key); !stored.empty())
+    resume = ResumeFor(stored.mapped(), add.spec);
+  // The store learns of the job (and its JobId) before any of its fires.
   core::Output out;
-  absl::Status s = plan_.UpsertJob(add.spec, std::move(add.source), now, &out,
-                                   add.requested);
+  absl::Status s =
+      plan_.UpsertJob(add.spec, std::move(add.source), now, &out, add.requested,
+                      resume.has_value() ? &*resume : nullptr);
   if (!s.ok()) Die(absl::StrCat("a validated job was refused: ", s.ToString()));
+  StoreJob(key);
   Absorb(out, false);
-  functions_[add.spec.key] = std::move(add.fn);
+  functions_[key] = std::move(add.fn);
+  // Runs an earlier scheduler left lost start again if the job is
+  // at-least-once; at-most-once ones stay lost (reported at start).
+  if (auto lost = lost_runs_.extract(key);
+      !lost.empty() && add.spec.delivery == Delivery::kAtLeastOnce) {
+    for (const core::LostRun& run : lost.mapped()) {
+      core::Output resumed;
+      if (absl::Status r = plan_.ResumeLostRun(key, run, now, &resumed);
+          !r.ok()) {
+        Die(absl::StrCat("resuming a lost run: ", r.ToString()));
+      }
+      Absorb(resumed, false);
+    }
+  }
+}
+
+void SchedulerImpl::StoreJob(const JobKey& key) {
+  const JobSpec* spec = plan_.Spec(key);
+  if (spec == nullptr) Die(absl::StrCat("no job ", key.ToString()));
+  writer_->PutJob(*spec, plan_.Generation(key));
 }
 
 absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {
   return Call<absl::Status>([&] {
     core::Output out;
     absl::Status s = plan_.RemoveJob(key, Now(), &out);
+    if (s.ok()) writer_->DeleteJob(key);
     Absorb(out, false);
     if (s.ok()) functions_.erase(key);
     return s;
@@ -111,6 +170,7 @@ absl::Status SchedulerImpl::PauseJob(const JobKey& key) {
   return Call<absl::Status>([&] {
     core::Output out;
     absl::Status s = plan_.PauseJob(key, Now(), &out);
+    if (s.ok()) StoreJob(key);
     Absorb(out, false);
     return s;
   });
@@ -120,6 +180,7 @@ absl::Status SchedulerImpl::ResumeJob(const JobKey& key) {
   return Call<absl::Status>([&] {
     core::Output out;
     absl::Status s = plan_.ResumeJob(key, Now(), &out);
+    if (s.ok()) StoreJob(key);
     Absorb(out, false);
     return s;
   });
@@ -148,7 +209,11 @@ void SchedulerImpl::Shutdown(absl::Duration grace) {
   absl::MutexLock shutdown_lock(&shutdown_mu_);
   {
     absl::MutexLock lock(&mu_);
-    if (state_ == State::kNew) state_ = State::kStopped;
+    if (state_ == State::kNew) {
+      state_ = State::kStopped;
+      writer_->Stop();
+      (void)store_->ReleaseLease(fence_, clock_.MonoNow() + absl::Seconds(10));
+    }
     if (state_ == State::kStopped) return;
     if (std::this_thread::get_id() == loop_thread_id_)
       Die("Shutdown called from on_run_event");
@@ -159,6 +224,10 @@ void SchedulerImpl::Shutdown(absl::Duration grace) {
   wakeup_.Notify();
   thread_.join();
   pool_->Join();
+  writer_->Stop();
+  // Another scheduler may take over at once. (If this fails, the lease
+  // expires, or the store's next open releases it.)
+  (void)store_->ReleaseLease(fence_, clock_.MonoNow() + absl::Seconds(10));
   absl::MutexLock lock(&mu_);
   state_ = State::kStopped;
 }
@@ -190,7 +259,7 @@ std::vector<core::Event> SchedulerImpl::TakeResults() {
 }
 
 absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
-    SchedulerOptions options, std::shared_ptr<MemoryStore> store) {
+    SchedulerOptions options) {
   if (options.worker_threads < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "worker_threads: ", options.worker_threads, " is below 1"));
@@ -205,8 +274,13 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
           absl::StrCat("interceptors[", i, "]: is null"));
     }
   }
-  if (store == nullptr) return absl::InvalidArgumentError("store: is null");
   Clock& clock = options.clock != nullptr ? *options.clock : RealClock::Get();
+  std::shared_ptr<Store> store = options.store;
+  if (store == nullptr) {
+    store::MemoryStore::Options memory;
+    memory.clock = &clock;
+    store = std::make_shared<store::MemoryStore>(memory);
+  }
   core::PlanOptions plan;
   plan.lookahead = options.lookahead;
   plan.max_concurrent_runs = options.max_concurrent_runs == 0
@@ -215,20 +289,22 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   plan.seed = options.seed != 0
                   ? options.seed
                   : static_cast<uint64_t>(absl::ToUnixNanos(clock.Now()));
-  // One process, one in-memory store: the lease is implicit, and its token
-  // never changes.
-  plan.token = 1;
   if (absl::Status s = core::Plan::ValidateOptions(plan); !s.ok()) return s;
-  return std::unique_ptr<Scheduler>(
-      new SchedulerImpl(std::move(options), clock, plan, std::move(store)));
+  absl::StatusOr<Recovered> recovered =
+      Recover(*store, clock, absl::StrCat("pid ", getpid()), kLeaseTtl);
+  if (!recovered.ok()) return recovered.status();
+  plan.token = recovered->fence.token;
+  plan.first_run_id = recovered->max_run_id + 1;
+  return std::unique_ptr<Scheduler>(new SchedulerImpl(std::move(options), clock,
+                                                      plan, std::move(store),
+                                                      *std::move(recovered)));
 }
 
 }  // namespace driver
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     SchedulerOptions options) {
-  return driver::CreateScheduler(std::move(options),
-                                 std::make_shared<driver::MemoryStore>());
+  return driver::CreateScheduler(std::move(options));
 }
 
 }  // namespace chime

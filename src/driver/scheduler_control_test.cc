@@ -197,7 +197,8 @@ TEST_F(SchedulerTest, CallbackThatCallsTheSchedulerGetsAnErrorNotADeadlock) {
     recorder_.Callback()(e);
     if (e.to == "running") from_callback = scheduler_->PauseJob(Key("a"));
   };
-  auto created = CreateScheduler(options, store_);
+  options.store = store_;
+  auto created = CreateScheduler(options);
   ASSERT_THAT(created, IsOk());
   scheduler_ = *std::move(created);
   ASSERT_THAT(

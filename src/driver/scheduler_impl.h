@@ -33,23 +33,22 @@
 #include "chime/clock.h"
 #include "chime/job.h"
 #include "chime/scheduler.h"
+#include "chime/store.h"
 #include "src/core/plan.h"
 #include "src/driver/interceptors.h"
-#include "src/driver/memory_store.h"
+#include "src/driver/recovery.h"
+#include "src/driver/store_writer.h"
 #include "src/driver/worker_pool.h"
 
 namespace chime::driver {
 
 class SchedulerImpl final : public Scheduler {
  public:
+  // `recovered`: what Recover() found in `store` (plan_options carries its
+  // token and first RunId).
   SchedulerImpl(SchedulerOptions options, Clock& clock,
                 const core::PlanOptions& plan_options,
-                std::shared_ptr<MemoryStore> store)
-      : options_(std::move(options)),
-        clock_(clock),
-        chain_(options_.interceptors),
-        store_(std::move(store)),
-        plan_(plan_options, Now()) {}
+                std::shared_ptr<Store> store, Recovered recovered);
 
   ~SchedulerImpl() override { Shutdown(absl::ZeroDuration()); }
 
@@ -126,7 +125,6 @@ class SchedulerImpl final : public Scheduler {
   void Absorb(core::Output& out, bool from_step);
   void Loop();
   void CarryOut();
-  void Persist(const core::PersistAction& batch);
   void StartAttempt(const core::StartAttemptAction& start);
   void Unstage(const core::UnstageAction& unstage);
   // Hands the staged attempts whose time has come to the workers and tells
@@ -135,7 +133,12 @@ class SchedulerImpl final : public Scheduler {
   // Hands `batch` to the workers (one queue operation for all).
   void Dispatch(std::shared_ptr<PreparedBatch> batch);
   void CancelAttempt(const core::CancelAttemptAction& cancel);
-  void RecordTransition(const core::TransitionAction& t);
+  void RecordTransition(core::TransitionAction& t);
+  // Writes the job as the Plan now has it to the store.
+  void StoreJob(const JobKey& key);
+  // What the store writer finished: persisted batches go to the Plan, and
+  // RunEvents are emitted for what is now recorded.
+  void OnWritten(std::vector<StoreWriter::Completion> done);
   void OnAttemptsFinished(std::vector<core::Event>& events);
   void BeginShutdown(absl::Duration grace);
   void CancelAllAttempts();
@@ -147,11 +150,17 @@ class SchedulerImpl final : public Scheduler {
   const SchedulerOptions options_;
   Clock& clock_;
   const InterceptorChain chain_;
-  const std::shared_ptr<MemoryStore> store_;
+  const std::shared_ptr<Store> store_;
+  const Fence fence_;
+  std::unique_ptr<StoreWriter> writer_;  // from construction to Shutdown
 
   // The plan context.
   core::Plan plan_;
   absl::flat_hash_map<JobKey, std::shared_ptr<const JobFunction>> functions_;
+  // Recovery: what the store had, until the job is added again.
+  absl::flat_hash_map<JobKey, JobRecord> stored_jobs_;
+  absl::flat_hash_map<JobKey, std::vector<core::LostRun>> lost_runs_;
+  std::vector<RunEvent> recovery_events_;  // emitted on the first pass
   // The attempts running, by run (a run has at most one at a time).
   absl::flat_hash_map<core::RunId, std::shared_ptr<Attempt>> attempts_;
   std::deque<core::Action> todo_;

@@ -36,7 +36,7 @@ TEST_F(SchedulerTest, AllowJobIsClaimedAheadAndStartsAtItsTime) {
   AdvanceTo(absl::Seconds(55));
   // Claimed 5 s ahead, durable, and waiting: the clock has not reached 60 s.
   recorder_.WaitForEvent(fire, "pending");
-  EXPECT_TRUE(store_->GetClaim(FireAt("a", absl::Minutes(1))).has_value());
+  EXPECT_TRUE(GetClaim(FireAt("a", absl::Minutes(1))).has_value());
   EXPECT_THAT(recorder_.seen(), IsEmpty());
 
   AdvanceTo(absl::Minutes(1));
@@ -84,7 +84,7 @@ TEST_F(SchedulerTest, JobsWithOtherOverlapPoliciesAreDecidedAtTheirTime) {
   ASSERT_THAT(scheduler_->Start(), IsOk());
   AdvanceTo(absl::Seconds(55));
   recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "pending");
-  EXPECT_FALSE(store_->GetClaim(FireAt("s", absl::Minutes(1))).has_value());
+  EXPECT_FALSE(GetClaim(FireAt("s", absl::Minutes(1))).has_value());
   AdvanceTo(absl::Minutes(1));
   recorder_.WaitForEvent(FireId("s", absl::Minutes(1)), "succeeded");
   recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");

@@ -60,6 +60,8 @@ void SchedulerImpl::Absorb(core::Output& out, bool from_step) {
 void SchedulerImpl::Loop() {
   std::deque<std::function<void()>> items;
   std::vector<PendingAdd> adds;
+  for (const RunEvent& e : recovery_events_) Emit(e);
+  recovery_events_.clear();
   while (true) {
     {
       absl::MutexLock lock(&mu_);
@@ -67,11 +69,16 @@ void SchedulerImpl::Loop() {
       adds.swap(adds_);
     }
     std::vector<core::Event> results = TakeResults();
+    std::vector<StoreWriter::Completion> written = writer_->TakeCompletions();
     // Attempts due now go first: they are what must be on time.
     ReleaseStaged();
     // Actions left by commands that ran before Start are carried out on the
     // first pass.
     CarryOut();
+    if (!written.empty()) {
+      OnWritten(std::move(written));
+      CarryOut();
+    }
     if (!results.empty()) {
       OnAttemptsFinished(results);
       CarryOut();
@@ -96,8 +103,9 @@ void SchedulerImpl::Loop() {
       if (!cancelled_all_ && clock_.MonoNow() >= shutdown_deadline_)
         CancelAllAttempts();
       // Commands are refused once stopping, and every event comes from an
-      // attempt: with none left running, nothing more can arrive.
-      if (attempts_.empty()) return;
+      // attempt or the store writer: with no attempt left running and
+      // everything written and answered, nothing more can arrive.
+      if (attempts_.empty() && todo_.empty() && writer_->Idle()) return;
     }
     MonoTime deadline = wake_at_;
     if (!staged_.empty()) deadline = std::min(deadline, staged_.begin()->first);
@@ -111,14 +119,14 @@ void SchedulerImpl::CarryOut() {
   while (!todo_.empty()) {
     core::Action action = std::move(todo_.front());
     todo_.pop_front();
-    if (const auto* p = std::get_if<core::PersistAction>(&action)) {
-      Persist(*p);
+    if (auto* p = std::get_if<core::PersistAction>(&action)) {
+      writer_->Persist(std::move(*p));
     } else if (const auto* s = std::get_if<core::StartAttemptAction>(&action)) {
       StartAttempt(*s);
     } else if (const auto* c =
                    std::get_if<core::CancelAttemptAction>(&action)) {
       CancelAttempt(*c);
-    } else if (const auto* t = std::get_if<core::TransitionAction>(&action)) {
+    } else if (auto* t = std::get_if<core::TransitionAction>(&action)) {
       RecordTransition(*t);
     } else if (const auto* u = std::get_if<core::UnstageAction>(&action)) {
       Unstage(*u);
@@ -128,24 +136,48 @@ void SchedulerImpl::CarryOut() {
   start_now_ = nullptr;
 }
 
-void SchedulerImpl::Persist(const core::PersistAction& batch) {
-  const absl::Status status = store_->Persist(batch);
-  if (status.ok()) {
-    if (options_.on_run_event) {
-      const absl::Time at = clock_.Now();
-      for (const core::PersistAction::Missed& m : batch.missed)
-        Emit(MissedEvent(m, at));
+void SchedulerImpl::OnWritten(std::vector<StoreWriter::Completion> done) {
+  std::vector<core::Event> persisted;
+  const absl::Time at = clock_.Now();
+  const auto tell_plan = [&] {
+    if (persisted.empty()) return;
+    core::Output out;
+    plan_.OnEvents(persisted, Now(), &out);
+    Absorb(out, true);
+    persisted.clear();
+  };
+  for (StoreWriter::Completion& c : done) {
+    if (auto* r = std::get_if<StoreWriter::Reached>(&c)) {
+      // A command waits for this: what it wrote is durable, and its events
+      // are out (the Plan has heard of its batches, too).
+      tell_plan();
+      CarryOut();
+      r->done();
+      continue;
     }
-  } else if (!absl::IsFailedPrecondition(status)) {
-    // The Plan sends the batch again later; with a MemoryStore only a broken
-    // invariant (a fire claimed twice) gets here, so say so.
-    std::fprintf(stderr, "chime::Scheduler: persist batch %llu failed: %s\n",
-                 static_cast<unsigned long long>(batch.batch),
-                 status.ToString().c_str());
+    if (auto* t = std::get_if<StoreWriter::Transitioned>(&c)) {
+      const core::TransitionAction& a = t->transition;
+      Emit(RunEvent{
+          a.run, a.fire.ToString(), std::string(core::RunStateName(a.from)),
+          std::string(core::RunStateName(a.to)), a.attempt, a.detail, t->at});
+      continue;
+    }
+    auto& p = std::get<StoreWriter::Persisted>(c);
+    if (p.status.ok()) {
+      if (options_.on_run_event) {
+        for (const core::PersistAction::Missed& m : p.batch.missed)
+          Emit(MissedEvent(m, at));
+      }
+    } else if (!absl::IsFailedPrecondition(p.status) &&
+               !absl::IsAlreadyExists(p.status)) {
+      // The Plan sends the batch again later.
+      std::fprintf(stderr, "chime::Scheduler: persist batch %llu failed: %s\n",
+                   static_cast<unsigned long long>(p.batch.batch),
+                   p.status.ToString().c_str());
+    }
+    persisted.emplace_back(core::PersistedEvent{p.batch.batch, p.status});
   }
-  core::Output out;
-  plan_.OnEvent(core::PersistedEvent{batch.batch, status}, Now(), &out);
-  Absorb(out, true);
+  tell_plan();
 }
 
 void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
@@ -278,17 +310,10 @@ void SchedulerImpl::CancelAttempt(const core::CancelAttemptAction& cancel) {
   it->second->cancelled.notify_all();
 }
 
-void SchedulerImpl::RecordTransition(const core::TransitionAction& t) {
-  const absl::Time at = clock_.Now();
-  // The store is written by this thread only, after the Plan checked the
-  // transition is legal: a refusal means the Plan and the history disagree, and
-  // going on would corrupt the history.
-  if (absl::Status s = store_->RecordTransition(t, at); !s.ok())
-    Die(s.ToString());
-  if (!options_.on_run_event) return;
-  Emit(RunEvent{
-      t.run, t.fire.ToString(), std::string(core::RunStateName(t.from)),
-      std::string(core::RunStateName(t.to)), t.attempt, t.detail, at});
+void SchedulerImpl::RecordTransition(core::TransitionAction& t) {
+  // Written behind: the store writer keeps the order, and the RunEvent is
+  // emitted once the transition is recorded (OnWritten).
+  writer_->Transition(std::move(t), clock_.Now());
 }
 
 void SchedulerImpl::BeginShutdown(absl::Duration grace) {

@@ -26,7 +26,7 @@ TEST_F(SchedulerTest, CronJobRunsAtEachScheduledTimeWithItsIdentity) {
                                  [&](const AttemptContext& ctx) {
                                    // Promise 1: the claim is durable before the
                                    // attempt runs.
-                                   auto claim = store_->GetClaim(ctx.fire);
+                                   auto claim = GetClaim(ctx.fire);
                                    if (!claim || claim->run != ctx.run_id) {
                                      claimed_before_start = false;
                                    }
@@ -57,7 +57,7 @@ TEST_F(SchedulerTest, CronJobRunsAtEachScheduledTimeWithItsIdentity) {
   EXPECT_THAT(recorder_.Transitions(FireId("report", absl::Minutes(1))),
               ElementsAre("claiming->pending", "pending->running",
                           "running->succeeded"));
-  EXPECT_EQ(store_->Watermark(Key("report")), Wall(absl::Minutes(3)));
+  EXPECT_EQ(Watermark(Key("report")), Wall(absl::Minutes(3)));
   EXPECT_THAT(scheduler_->NextFireTime(Key("report")),
               IsOkAndHolds(Wall(absl::Minutes(4))));
 }
@@ -170,10 +170,10 @@ TEST_F(SchedulerTest, OverlapSkipRecordsTheFireDueWhileTheFunctionBlocks) {
   for (const Seen& s : recorder_.seen()) fires.push_back(s.fire_id);
   EXPECT_THAT(fires, ElementsAre(FireId("tick", absl::Minutes(1)),
                                  FireId("tick", absl::Minutes(3))));
-  const std::vector<MemoryStore::MissedRecord> missed = store_->Missed();
+  const std::vector<MissedRecord> missed = Missed(Key("tick"));
   ASSERT_EQ(missed.size(), 1u);
-  EXPECT_EQ(missed[0].range.first, Wall(absl::Minutes(2)));
-  EXPECT_EQ(missed[0].range.reason, core::MissReason::kOverlap);
+  EXPECT_EQ(missed[0].first, Wall(absl::Minutes(2)));
+  EXPECT_EQ(missed[0].reason, MissReason::kOverlap);
 }
 
 TEST_F(SchedulerTest, NoMoreAttemptsRunAtOnceThanWorkerThreadsByDefault) {
@@ -195,8 +195,8 @@ TEST_F(SchedulerTest, NoMoreAttemptsRunAtOnceThanWorkerThreadsByDefault) {
   ASSERT_THAT(scheduler_->Start(), IsOk());
   AdvanceTo(absl::Minutes(1));
   ASSERT_TRUE(gate.WaitEntered());
-  // The pass that started `first` is over once the thread sleeps again;
-  // `second` stayed pending.
+  // `second` was claimed, and stays pending while `first` has the only slot.
+  recorder_.WaitForEvent(FireId("second", absl::Minutes(1)), "pending");
   ASSERT_TRUE(clock_.BlockUntilWaiters(1));
   EXPECT_THAT(recorder_.Transitions(FireId("second", absl::Minutes(1))),
               ElementsAre("claiming->pending"));

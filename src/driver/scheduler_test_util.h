@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@
 #include "chime/scheduler.h"
 #include "gtest/gtest.h"
 #include "src/driver/driver.h"
-#include "src/driver/memory_store.h"
+#include "src/store/memory_store.h"
 #include "testing/job_specs.h"
 #include "testing/simulated_clock.h"
 
@@ -194,7 +195,8 @@ class SchedulerTest : public ::testing::Test {
     options.clock = &clock_;
     options.seed = 42;
     options.on_run_event = recorder_.Callback();
-    auto created = CreateScheduler(std::move(options), store_);
+    options.store = store_;
+    auto created = CreateScheduler(std::move(options));
     ASSERT_TRUE(created.ok()) << created.status();
     scheduler_ = *std::move(created);
   }
@@ -215,9 +217,38 @@ class SchedulerTest : public ::testing::Test {
     clock_.AdvanceTo(SimulatedClock::kMonoStart + d);
   }
 
+  // What the store holds (real time deadlines: the simulated clock may be
+  // stopped).
+  JobId IdOf(const JobKey& key) {
+    absl::StatusOr<JobRecord> job = store_->GetJob(key, kForever);
+    return job.ok() ? job->id : 0;
+  }
+  // The run that claimed `fire`, if any.
+  std::optional<ClaimInfo> GetClaim(const FireKey& fire) {
+    absl::StatusOr<std::vector<ClaimInfo>> claims =
+        store_->LookupClaims({FireRef{IdOf(fire.job), fire.generation,
+                                      fire.scheduled_time, fire.manual}},
+                             kForever);
+    if (!claims.ok() || claims->at(0).run == 0) return std::nullopt;
+    return claims->at(0);
+  }
+  // The stored watermark (of the job's newest generation that has one).
+  absl::Time Watermark(const JobKey& key) {
+    absl::StatusOr<JobRecord> job = store_->GetJob(key, kForever);
+    return job.ok() ? job->watermark : absl::InfinitePast();
+  }
+  std::vector<MissedRecord> Missed(const JobKey& key) {
+    absl::StatusOr<MissedPage> page =
+        store_->ListMissed(IdOf(key), std::nullopt, 1000, kForever);
+    return page.ok() ? page->records : std::vector<MissedRecord>{};
+  }
+
+  static constexpr MonoTime kForever = MonoTime::Infinite();
+
   SimulatedClock clock_;
   Recorder recorder_;
-  std::shared_ptr<MemoryStore> store_ = std::make_shared<MemoryStore>();
+  std::shared_ptr<Store> store_ = std::make_shared<store::MemoryStore>(
+      store::MemoryStore::Options{&clock_});
   std::unique_ptr<Scheduler> scheduler_;  // destroyed first
 };
 

@@ -245,8 +245,10 @@ absl::Status MemoryStore::ClaimFires(const Fence& fence,
     create[i] = f_new;
   }
   for (const MissedRecord& m : batch.missed) RETURN_IF_ERROR(known(m.job));
-  for (const WatermarkAdvance& w : batch.watermarks) {
+  for (size_t i = 0; i < batch.watermarks.size(); ++i) {
+    const WatermarkAdvance& w = batch.watermarks[i];
     RETURN_IF_ERROR(known(w.job));
+    RETURN_IF_ERROR(CheckWatermarkAdvance(i, w, jobs_[w.job].generation));
   }
 
   for (size_t i = 0; i < batch.claims.size(); ++i) {
@@ -265,7 +267,7 @@ absl::Status MemoryStore::ClaimFires(const Fence& fence,
   }
   for (const WatermarkAdvance& w : batch.watermarks) {
     JobRecord& job = jobs_[w.job];
-    job.watermark = std::max(job.watermark, w.watermark);
+    AdvanceWatermark(w, &job.watermark_generation, &job.watermark);
   }
   return absl::OkStatus();
 }

@@ -57,6 +57,16 @@ CREATE TABLE idempotency(
   created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX idempotency_by_expiry ON idempotency(expires_at);
 )sql",
+    // 2: a job's watermark belongs to a generation. Version 1 kept one
+    // forward-only watermark per job, meant to be resumed by the job's current
+    // schedule: an existing watermark gets the job's current generation, which
+    // keeps that meaning. No watermark (InfinitePast, the int64 minimum) stays
+    // generation 0.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN watermark_generation INTEGER NOT NULL DEFAULT 0;
+UPDATE jobs SET watermark_generation = generation
+  WHERE watermark <> -9223372036854775807 - 1;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 

@@ -13,7 +13,8 @@
 namespace chime::store {
 namespace {
 
-#define CHIME_JOB_COLUMNS "id, generation, revision, deleted, watermark, spec"
+#define CHIME_JOB_COLUMNS \
+  "id, generation, revision, deleted, watermark, watermark_generation, spec"
 
 absl::StatusOr<JobRecord> JobFromRow(const Stmt& s) {
   JobRecord job;
@@ -22,7 +23,8 @@ absl::StatusOr<JobRecord> JobFromRow(const Stmt& s) {
   job.revision = s.Int(2);
   job.deleted = s.Int(3) != 0;
   job.watermark = NanosToTime(s.Int(4));
-  absl::StatusOr<JobSpec> spec = DecodeJobSpec(s.Text(5));
+  job.watermark_generation = s.Int(5);
+  absl::StatusOr<JobSpec> spec = DecodeJobSpec(s.Text(6));
   if (!spec.ok()) {
     return absl::DataLossError(
         absl::StrCat("job id ", job.id, ": ", spec.status().message()));
@@ -99,14 +101,15 @@ absl::StatusOr<std::vector<JobRecord>> SqliteStore::PutJobs(
         ASSIGN_OR_RETURN(
             StmtRef stmt,
             db.Prepare("INSERT INTO jobs (namespace, name, generation, "
-                       "revision, deleted, watermark, spec) VALUES "
-                       "(?, ?, ?, ?, 0, ?, ?) RETURNING id"));
+                       "revision, deleted, watermark, watermark_generation, "
+                       "spec) VALUES (?, ?, ?, ?, 0, ?, ?, ?) RETURNING id"));
         ASSIGN_OR_RETURN(bool row, stmt->Bind(1, w.spec.key.name_space)
                                        .Bind(2, w.spec.key.id)
                                        .Bind(3, job.generation)
                                        .Bind(4, job.revision)
                                        .Bind(5, TimeToNanos(job.watermark))
-                                       .BindBlob(6, spec)
+                                       .Bind(6, job.watermark_generation)
+                                       .BindBlob(7, spec)
                                        .Step());
         if (!row) return absl::InternalError("INSERT RETURNING gave no id");
         job.id = stmt->Int(0);
@@ -286,13 +289,33 @@ absl::Status SqliteStore::ClaimFires(const Fence& fence,
                           .Bind(7, int64_t{m.count_capped})
                           .Run());
     }
-    for (const WatermarkAdvance& w : batch.watermarks) {
-      RETURN_IF_ERROR(check_job(w.job));
+    for (size_t i = 0; i < batch.watermarks.size(); ++i) {
+      const WatermarkAdvance& w = batch.watermarks[i];
+      int64_t generation = 0;
+      int64_t watermark_generation = 0;
+      absl::Time watermark;
+      {
+        ASSIGN_OR_RETURN(StmtRef stmt,
+                         db.Prepare("SELECT generation, watermark_generation, "
+                                    "watermark FROM jobs WHERE id = ?"));
+        ASSIGN_OR_RETURN(bool row, stmt->Bind(1, w.job).Step());
+        if (!row) {
+          return absl::NotFoundError(
+              absl::StrCat("job id ", w.job, " is unknown"));
+        }
+        generation = stmt->Int(0);
+        watermark_generation = stmt->Int(1);
+        watermark = NanosToTime(stmt->Int(2));
+      }
+      RETURN_IF_ERROR(CheckWatermarkAdvance(i, w, generation));
+      if (!AdvanceWatermark(w, &watermark_generation, &watermark)) continue;
       ASSIGN_OR_RETURN(StmtRef stmt,
-                       db.Prepare("UPDATE jobs SET watermark = "
-                                  "MAX(watermark, ?) WHERE id = ?"));
-      RETURN_IF_ERROR(
-          stmt->Bind(1, TimeToNanos(w.watermark)).Bind(2, w.job).Run());
+                       db.Prepare("UPDATE jobs SET watermark_generation = ?, "
+                                  "watermark = ? WHERE id = ?"));
+      RETURN_IF_ERROR(stmt->Bind(1, watermark_generation)
+                          .Bind(2, TimeToNanos(watermark))
+                          .Bind(3, w.job)
+                          .Run());
     }
     if (max_run != 0) {
       ASSIGN_OR_RETURN(StmtRef stmt,

@@ -129,7 +129,38 @@ absl::Status ValidateClaimBatch(const ClaimBatch& batch) {
                      "needs first <= last and count >= 1");
     }
   }
+  for (size_t i = 0; i < batch.watermarks.size(); ++i) {
+    // 0 is no generation: most likely a caller that forgot to say which.
+    if (batch.watermarks[i].generation < 1) {
+      return Invalid(absl::StrCat("watermarks[", i, "].generation"),
+                     absl::StrCat(batch.watermarks[i].generation,
+                                  " is below 1 (the first generation)"));
+    }
+  }
   return absl::OkStatus();
+}
+
+absl::Status CheckWatermarkAdvance(size_t index,
+                                   const WatermarkAdvance& advance,
+                                   int64_t job_generation) {
+  if (advance.generation <= job_generation) return absl::OkStatus();
+  return Invalid(
+      absl::StrCat("watermarks[", index, "].generation"),
+      absl::StrCat("generation ", advance.generation, " of job id ",
+                   advance.job, " is above the job's current generation ",
+                   job_generation));
+}
+
+bool AdvanceWatermark(const WatermarkAdvance& advance,
+                      int64_t* watermark_generation, absl::Time* watermark) {
+  if (advance.generation < *watermark_generation) return false;
+  if (advance.generation == *watermark_generation &&
+      advance.watermark <= *watermark) {
+    return false;
+  }
+  *watermark_generation = advance.generation;
+  *watermark = advance.watermark;
+  return true;
 }
 
 absl::Status ValidateTransitions(absl::Span<const RunTransition> batch) {

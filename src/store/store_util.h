@@ -70,6 +70,18 @@ struct JobPutPlan {
 absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
                                       const JobWrite& write);
 
+// The watermark rule (WatermarkAdvance): InvalidArgument, naming item
+// watermarks[index], the job and both generations, if `advance` is for a
+// generation above the job's current `job_generation`.
+absl::Status CheckWatermarkAdvance(size_t index,
+                                   const WatermarkAdvance& advance,
+                                   int64_t job_generation);
+// Applies `advance` (checked) to a job's stored pair: a newer generation
+// replaces it, the same one moves forward only, an older one is ignored.
+// Returns whether the pair changed.
+bool AdvanceWatermark(const WatermarkAdvance& advance,
+                      int64_t* watermark_generation, absl::Time* watermark);
+
 // Whether a transition applies to a run in state `current`: false = a re-send,
 // already in the run's history (same from, to, attempt: `in_history`); true =
 // apply (current == t.from); Aborted otherwise. A run's history never holds

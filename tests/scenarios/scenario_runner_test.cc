@@ -56,6 +56,8 @@ TEST(ScenarioRunner, AMismatchIsReportedAsADiffAtTheCommandsLine) {
   const std::string text =
       "add-job id=a cron=\"0 * * * *\"\n"
       "----\n"
+      "2026-01-01 00:00:00 persist #1 token=1\n"
+      "  watermark a:1 2026-01-01T00:00:00Z\n"
       "job a: generation 1, next fire 2026-01-01T01:00:00Z\n"
       "\n"
       "next-fire a\n"
@@ -64,7 +66,7 @@ TEST(ScenarioRunner, AMismatchIsReportedAsADiffAtTheCommandsLine) {
   auto result = RunScenarioText(text, "t.txt");
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->cases, 2);
-  EXPECT_THAT(result->diff, HasSubstr("t.txt:5: next-fire a"));
+  EXPECT_THAT(result->diff, HasSubstr("t.txt:7: next-fire a"));
   EXPECT_THAT(result->diff, HasSubstr("- next fire a 2026-01-01T02:00:00Z"));
   EXPECT_THAT(result->diff, HasSubstr("+ next fire a 2026-01-01T01:00:00Z"));
   EXPECT_THAT(result->diff, ::testing::Not(HasSubstr("t.txt:1:")));
@@ -83,7 +85,9 @@ TEST(ScenarioRunner, AQuotedValueKeepsItsSpacesAndEqualsSigns) {
   ScenarioRunner runner;
   EXPECT_THAT(
       runner.Run("add-job id=a cron=\"CRON_TZ=Europe/Berlin 30 2 * * *\""),
-      ElementsAre("job a: generation 1, next fire 2026-01-01T01:30:00Z"));
+      ElementsAre("2026-01-01 00:00:00 persist #1 token=1",
+                  "  watermark a:1 2026-01-01T00:00:00Z",
+                  "job a: generation 1, next fire 2026-01-01T01:30:00Z"));
 }
 
 TEST(ScenarioDuration, AcceptsTheUnitsScenariosUse) {

@@ -1,5 +1,6 @@
 // Conformance: claiming fires -- create-if-absent, idempotent re-sends,
-// fencing, batch atomicity, missed records and watermarks.
+// fencing, batch atomicity and missed records. Watermarks are in
+// watermarks_test.cc.
 #include <atomic>
 #include <thread>
 
@@ -78,7 +79,7 @@ TEST_P(StoreConformance, ResendingTheSameBatchIsOkAndWritesNothingNew) {
   ClaimBatch batch;
   batch.claims = {Claim(job, 5, 1), Claim(job, 10, 2)};
   batch.missed = {Missed(job, 0, 0, 1)};
-  batch.watermarks = {{job.id, At(10)}};
+  batch.watermarks = {{job.id, job.generation, At(10)}};
   batch.at = At(10);
   ASSERT_THAT(store().ClaimFires(fence, batch, kForever), IsOk());
   ASSERT_THAT(store().ClaimFires(fence, batch, kForever), IsOk());
@@ -99,7 +100,7 @@ TEST_P(StoreConformance, StaleTokenIsFencedAndWritesNothing) {
   ClaimBatch batch;
   batch.claims = {Claim(job, 5, 1)};
   batch.missed = {Missed(job, 0, 0, 1)};
-  batch.watermarks = {{job.id, At(5)}};
+  batch.watermarks = {{job.id, job.generation, At(5)}};
   EXPECT_THAT(
       store().ClaimFires(a, batch, kForever),
       StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("fenced")));
@@ -128,7 +129,7 @@ TEST_P(StoreConformance, BatchWithOneConflictingClaimWritesNothing) {
   ClaimBatch batch;
   batch.claims = {Claim(job, 5, 1), Claim(job, 10, 2), Claim(job, 15, 3)};
   batch.missed = {Missed(job, 0, 0, 1)};
-  batch.watermarks = {{job.id, At(15)}};
+  batch.watermarks = {{job.id, job.generation, At(15)}};
   EXPECT_THAT(store().ClaimFires(fence, batch, kForever),
               StatusIs(absl::StatusCode::kAlreadyExists));
   absl::StatusOr<std::vector<ClaimInfo>> claims = store().LookupClaims(
@@ -214,29 +215,9 @@ TEST_P(StoreConformance, ClaimsForUnknownJobsOrMalformedAreRefused) {
       store().ClaimFires(fence, batch, kForever),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("claims[0].run")));
   batch.claims.clear();
-  batch.watermarks = {{999, At(5)}};
+  batch.watermarks = {{999, 1, At(5)}};
   EXPECT_THAT(store().ClaimFires(fence, batch, kForever),
               StatusIs(absl::StatusCode::kNotFound));
-}
-
-TEST_P(StoreConformance, WatermarksOnlyMoveForward) {
-  const JobRecord job = MustPut("a");
-  const Fence fence = MustAcquire();
-  for (int minute : {10, 5, 20, 15}) {
-    ClaimBatch batch;
-    batch.watermarks = {{job.id, At(minute)}};
-    ASSERT_THAT(store().ClaimFires(fence, batch, kForever), IsOk());
-  }
-  absl::StatusOr<JobRecord> got = store().GetJob(job.spec.key, kForever);
-  ASSERT_THAT(got, IsOk());
-  EXPECT_EQ(got->watermark, At(20));
-  // The watermark survives a schedule change (generation bump).
-  JobSpec spec = job.spec;
-  spec.trigger.expression = "0 * * * *";
-  absl::StatusOr<JobRecord> v2 = store().PutJob(spec, kAnyRevision, kForever);
-  ASSERT_THAT(v2, IsOk());
-  EXPECT_EQ(v2->generation, 2);
-  EXPECT_EQ(v2->watermark, At(20));
 }
 
 TEST_P(StoreConformance, MissedRecordsAreKeptOnceAndListedInOrder) {

@@ -27,6 +27,7 @@ TEST_P(StoreConformance, NewJobGetsAnIdGenerationOneAndARevision) {
   EXPECT_EQ(a.generation, 1);
   EXPECT_GT(b.revision, a.revision);
   EXPECT_EQ(a.watermark, absl::InfinitePast());
+  EXPECT_EQ(a.watermark_generation, 0);
   absl::StatusOr<JobRecord> got = store().GetJob(a.spec.key, kForever);
   ASSERT_THAT(got, IsOk());
   EXPECT_EQ(got->id, a.id);

@@ -1,15 +1,19 @@
 // SqliteStore beyond the conformance suite: what only a durable, single-node
 // store promises -- reopening keeps everything, the epoch fences earlier
-// opens, one process per data directory, schema versions, corruption, and
-// group commit.
+// opens, one process per data directory, schema versions and migrations,
+// corruption, and group commit.
 #include "src/store/sqlite_store.h"
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/store/job_codec.h"
 #include "src/store/sqlite_db.h"
+#include "src/store/sqlite_schema.h"
+#include "src/store/store_util.h"
 #include "testing/simulated_clock.h"
 #include "testing/status_matchers.h"
 #include "tests/store_conformance/store_conformance.h"
@@ -70,7 +74,7 @@ TEST_F(SqliteStoreTest, ReopeningKeepsEverythingAcknowledged) {
     batch.claims = {FireClaim{FireRef{job_id, 1, At(5)}, 12}};
     batch.missed = {MissedRecord{job_id, 1, At(0), At(0), 1, false,
                                  MissReason::kCatchupWindow}};
-    batch.watermarks = {{job_id, At(5)}};
+    batch.watermarks = {{job_id, 1, At(5)}};
     batch.at = At(5);
     ASSERT_THAT(store->ClaimFires(fence, batch, kForever), IsOk());
     RunTransition start{12,   RunState::kPending, RunState::kRunning, 1, 0,
@@ -92,6 +96,7 @@ TEST_F(SqliteStoreTest, ReopeningKeepsEverythingAcknowledged) {
   EXPECT_EQ(job->id, job_id);
   EXPECT_EQ(job->spec.trigger.expression, "30 2 * * *");
   EXPECT_EQ(job->watermark, At(5));
+  EXPECT_EQ(job->watermark_generation, 1);
   absl::StatusOr<RunDetail> run = store->GetRun(12, kForever);
   ASSERT_THAT(run, IsOk());
   EXPECT_EQ(run->run.state, RunState::kSucceeded);
@@ -165,6 +170,142 @@ TEST_F(SqliteStoreTest, NewerSchemaIsRefusedAndLeftAlone) {
   ASSERT_THAT(stmt, IsOk());
   ASSERT_THAT((*stmt)->Step(), IsOk());
   EXPECT_EQ((*stmt)->Int(0), 99);
+}
+
+// Schema version 1 as it shipped, for the migration test: never edit.
+constexpr char kSchemaVersion1[] = R"sql(
+CREATE TABLE schema_version(version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (1);
+CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO meta VALUES ('epoch', 1), ('revision', 3), ('last_token', 0),
+                        ('max_run_id', 0);
+CREATE TABLE leases(
+  name TEXT PRIMARY KEY, holder TEXT NOT NULL, token INTEGER NOT NULL,
+  expires_mono INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE jobs(
+  id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL,
+  generation INTEGER NOT NULL, revision INTEGER NOT NULL,
+  deleted INTEGER NOT NULL, watermark INTEGER NOT NULL, spec BLOB NOT NULL,
+  UNIQUE(namespace, name));
+CREATE INDEX jobs_by_revision ON jobs(revision);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,
+  generation INTEGER NOT NULL, scheduled INTEGER NOT NULL,
+  manual INTEGER NOT NULL, state INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  token INTEGER NOT NULL, created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL, detail TEXT NOT NULL, bytes INTEGER NOT NULL);
+CREATE UNIQUE INDEX runs_by_fire ON runs(job_id, generation, scheduled, manual);
+CREATE INDEX runs_by_job ON runs(job_id, scheduled, id);
+CREATE INDEX runs_by_time ON runs(scheduled, id);
+CREATE TABLE transitions(
+  run_id INTEGER NOT NULL, seq INTEGER NOT NULL, from_state INTEGER NOT NULL,
+  to_state INTEGER NOT NULL, attempt INTEGER NOT NULL, token INTEGER NOT NULL,
+  at INTEGER NOT NULL, detail TEXT NOT NULL,
+  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+CREATE INDEX transitions_by_step
+  ON transitions(run_id, from_state, to_state, attempt);
+CREATE TABLE attempts(
+  run_id INTEGER NOT NULL, number INTEGER NOT NULL, token INTEGER NOT NULL,
+  started_at INTEGER NOT NULL, finished_at INTEGER NOT NULL,
+  outcome INTEGER NOT NULL, exit_code INTEGER NOT NULL, detail TEXT NOT NULL,
+  output BLOB NOT NULL, output_truncated INTEGER NOT NULL,
+  PRIMARY KEY(run_id, number)) WITHOUT ROWID;
+CREATE TABLE missed(
+  job_id INTEGER NOT NULL, first INTEGER NOT NULL, reason INTEGER NOT NULL,
+  generation INTEGER NOT NULL, last INTEGER NOT NULL, count INTEGER NOT NULL,
+  capped INTEGER NOT NULL,
+  PRIMARY KEY(job_id, first, reason, generation)) WITHOUT ROWID;
+CREATE TABLE idempotency(
+  key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, response BLOB NOT NULL,
+  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX idempotency_by_expiry ON idempotency(expires_at);
+)sql";
+
+// Version 2 gives every job's watermark a generation. Version 1 kept one
+// watermark per job, meant to be resumed by the job's current schedule: an
+// existing watermark gets the job's current generation (tombstones too), and a
+// job without one keeps generation 0.
+TEST_F(SqliteStoreTest, MigrationGivesOldWatermarksTheirJobsGeneration) {
+  ASSERT_TRUE(std::filesystem::create_directory(dir_ + "/data"));
+  {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(DbPath(), true);
+    ASSERT_THAT(db, IsOk());
+    ASSERT_THAT((*db)->Exec(kSchemaVersion1), IsOk());
+    struct Row {
+      const char* name;
+      int64_t generation;
+      bool deleted;
+      absl::Time watermark;
+    };
+    const Row rows[] = {{"resumed", 3, false, At(20)},
+                        {"fresh", 1, false, absl::InfinitePast()},
+                        {"gone", 2, true, At(7)}};
+    int64_t revision = 0;
+    for (const Row& row : rows) {
+      JobSpec spec;
+      spec.key.id = row.name;
+      spec.trigger.expression = "*/5 * * * *";
+      absl::StatusOr<StmtRef> insert = (*db)->Prepare(
+          "INSERT INTO jobs (namespace, name, generation, revision, deleted, "
+          "watermark, spec) VALUES (?, ?, ?, ?, ?, ?, ?)");
+      ASSERT_THAT(insert, IsOk());
+      ASSERT_THAT((*insert)
+                      ->Bind(1, spec.key.name_space)
+                      .Bind(2, spec.key.id)
+                      .Bind(3, row.generation)
+                      .Bind(4, ++revision)
+                      .Bind(5, int64_t{row.deleted})
+                      .Bind(6, TimeToNanos(row.watermark))
+                      .BindBlob(7, EncodeJobSpec(spec))
+                      .Run(),
+                  IsOk());
+    }
+  }
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->epoch(), 2);  // the version 1 file's epoch was 1
+  absl::StatusOr<JobRecord> resumed =
+      store->GetJob(JobKey{"default", "resumed"}, kForever);
+  ASSERT_THAT(resumed, IsOk());
+  EXPECT_EQ(resumed->generation, 3);
+  EXPECT_EQ(resumed->watermark_generation, 3);
+  EXPECT_EQ(resumed->watermark, At(20));
+  absl::StatusOr<JobRecord> fresh =
+      store->GetJob(JobKey{"default", "fresh"}, kForever);
+  ASSERT_THAT(fresh, IsOk());
+  EXPECT_EQ(fresh->watermark_generation, 0);
+  EXPECT_EQ(fresh->watermark, absl::InfinitePast());
+  absl::StatusOr<JobChanges> changes = store->JobChangesSince(2, 10, kForever);
+  ASSERT_THAT(changes, IsOk());
+  ASSERT_THAT(changes->changes, SizeIs(1));
+  EXPECT_TRUE(changes->changes[0].deleted);
+  EXPECT_EQ(changes->changes[0].watermark_generation, 2);
+  EXPECT_EQ(changes->changes[0].watermark, At(7));
+
+  // The migrated pair follows the rule: forward only within generation 3.
+  absl::StatusOr<LeaseGrant> grant =
+      store->AcquireLease("scheduler", "node-a", absl::Minutes(1), kForever);
+  ASSERT_THAT(grant, IsOk());
+  const Fence fence{"scheduler", grant->token};
+  ClaimBatch batch;
+  batch.watermarks = {{resumed->id, 3, At(15)}, {fresh->id, 1, At(15)}};
+  ASSERT_THAT(store->ClaimFires(fence, batch, kForever), IsOk());
+  resumed = store->GetJob(JobKey{"default", "resumed"}, kForever);
+  ASSERT_THAT(resumed, IsOk());
+  EXPECT_EQ(resumed->watermark, At(20));
+  fresh = store->GetJob(JobKey{"default", "fresh"}, kForever);
+  ASSERT_THAT(fresh, IsOk());
+  EXPECT_EQ(fresh->watermark_generation, 1);
+  EXPECT_EQ(fresh->watermark, At(15));
+
+  store.reset();
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(DbPath(), false);
+  ASSERT_THAT(db, IsOk());
+  absl::StatusOr<StmtRef> version =
+      (*db)->Prepare("SELECT version FROM schema_version");
+  ASSERT_THAT(version, IsOk());
+  ASSERT_THAT((*version)->Step(), IsOk());
+  EXPECT_EQ((*version)->Int(0), kSchemaVersion);
 }
 
 TEST_F(SqliteStoreTest, CorruptDatabaseIsReportedAndNotRecreated) {

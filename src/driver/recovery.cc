@@ -1,0 +1,129 @@
+#include "src/driver/recovery.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/base/status_macros.h"
+#include "src/store/store_util.h"
+
+namespace chime::driver {
+namespace {
+
+// Store calls made while recovering get this long each.
+constexpr absl::Duration kCallTimeout = absl::Seconds(60);
+constexpr int kPage = 1000;
+
+absl::Status Step(absl::string_view what, const absl::Status& s) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(),
+                      absl::StrCat("recovery: ", what, ": ", s.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
+                                  absl::string_view holder,
+                                  absl::Duration ttl) {
+  const auto deadline = [&] { return clock.MonoNow() + kCallTimeout; };
+  Recovered r;
+  absl::StatusOr<LeaseGrant> grant =
+      store.AcquireLease(kSchedulerLease, holder, ttl, deadline());
+  if (absl::IsAlreadyExists(grant.status())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("another scheduler holds the store's lease \"",
+                     kSchedulerLease, "\": ", grant.status().message()));
+  }
+  if (!grant.ok()) return Step("acquiring the lease", grant.status());
+  r.fence = Fence{std::string(kSchedulerLease), grant->token};
+
+  absl::StatusOr<StoreInfo> info = store.GetInfo(deadline());
+  if (!info.ok()) return Step("reading the store", info.status());
+  r.max_run_id = info->max_run_id;
+
+  // Every job, tombstones included, in its latest state.
+  absl::flat_hash_map<JobId, JobKey> keys;
+  for (int64_t revision = 0;;) {
+    absl::StatusOr<JobChanges> page =
+        store.JobChangesSince(revision, kPage, deadline());
+    if (!page.ok()) return Step("loading jobs", page.status());
+    if (page->changes.empty()) break;
+    revision = page->revision;
+    for (JobRecord& job : page->changes) {
+      keys[job.id] = job.spec.key;
+      JobKey key = job.spec.key;
+      r.jobs.insert_or_assign(std::move(key), std::move(job));
+    }
+  }
+
+  // Runs left unfinished: gather first (the listing pages by state), then
+  // record them lost.
+  std::vector<RunRecord> unfinished;
+  std::vector<RunRecord> lost;
+  for (RunState state : {RunState::kPending, RunState::kRunning,
+                         RunState::kRetrying, RunState::kLost}) {
+    RunQuery query;
+    query.state = state;
+    query.limit = kPage;
+    while (true) {
+      absl::StatusOr<RunPage> page = store.ListRuns(query, deadline());
+      if (!page.ok()) return Step("listing unfinished runs", page.status());
+      for (RunRecord& run : page->runs) {
+        (state == RunState::kLost ? lost : unfinished).push_back(run);
+      }
+      if (!page->next.has_value()) break;
+      query.after = page->next;
+    }
+  }
+  const absl::Time now = clock.Now();
+  std::vector<RunTransition> batch;
+  const auto flush = [&]() -> absl::Status {
+    if (batch.empty()) return absl::OkStatus();
+    absl::Status s = store.TransitionRuns(r.fence, batch, deadline());
+    batch.clear();
+    return Step("recording unfinished runs lost", s);
+  };
+  for (RunRecord& run : unfinished) {
+    auto key = keys.find(run.fire.job);
+    const std::string fire_id =
+        key == keys.end() ? store::FireRefString(run.fire)
+                          : FireKey{key->second, run.fire.generation,
+                                    run.fire.scheduled_time, run.fire.manual}
+                                .ToString();
+    std::string detail =
+        absl::StrCat("the scheduler stopped while the run was ",
+                     RunStateName(run.state), " (token ", run.token, ")");
+    r.events.push_back(RunEvent{run.id, fire_id,
+                                std::string(RunStateName(run.state)), "lost",
+                                run.attempt, detail, now});
+    batch.push_back(RunTransition{run.id, run.state, RunState::kLost,
+                                  run.attempt, 0, now, std::move(detail), ""});
+    if (batch.size() >= kPage) RETURN_IF_ERROR(flush());
+    run.state = RunState::kLost;
+    lost.push_back(std::move(run));
+  }
+  RETURN_IF_ERROR(flush());
+
+  for (const RunRecord& run : lost) {
+    auto key = keys.find(run.fire.job);
+    if (key == keys.end()) continue;  // a job the store no longer has
+    r.lost[key->second].push_back(
+        core::LostRun{run.id,
+                      FireKey{key->second, run.fire.generation,
+                              run.fire.scheduled_time, run.fire.manual},
+                      run.attempt});
+  }
+  return r;
+}
+
+core::Resume ResumeFor(const JobRecord& stored, const JobSpec& spec) {
+  core::Resume resume;
+  resume.generation =
+      stored.deleted || store::ScheduleChanged(stored.spec, spec)
+          ? stored.generation + 1
+          : stored.generation;
+  if (stored.watermark_generation == resume.generation)
+    resume.watermark = stored.watermark;
+  return resume;
+}
+
+}  // namespace chime::driver

@@ -1,0 +1,62 @@
+// Recovery: what a starting scheduler takes over from its store.
+//
+// Recover() runs once, when the driver is created, before any job is added:
+//   1. acquires the scheduler lease (its token fences every later write, and
+//      is what the attempts receive as their fencing token); a store that
+//      grants it to another live holder is refused with FailedPrecondition;
+//   2. reads every job the store knows, deleted ones included (their
+//      generations continue when they are added again);
+//   3. records every run an earlier scheduler left unfinished (pending,
+//      running or retrying) as lost -- it may or may not have run, and nobody
+//      is watching it any more -- and collects, with the runs left lost by an
+//      earlier recovery, the ones whose job is at-least-once;
+//   4. notes the highest RunId, so that new runs continue after it.
+// The driver then resumes each job when it is added again (ResumeFor), and
+// restarts its lost runs if the job's delivery is at-least-once.
+//
+// Thread-safety: plain data and a function.
+#ifndef CHIME_SRC_DRIVER_RECOVERY_H_
+#define CHIME_SRC_DRIVER_RECOVERY_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "chime/clock.h"
+#include "chime/scheduler.h"
+#include "chime/store.h"
+#include "src/core/plan.h"
+
+namespace chime::driver {
+
+// The lease every scheduler on a store competes for.
+inline constexpr absl::string_view kSchedulerLease = "scheduler";
+
+struct Recovered {
+  Fence fence;  // the lease just granted
+  RunId max_run_id = 0;
+  // Every job the store knows, live or deleted, by key.
+  absl::flat_hash_map<JobKey, JobRecord> jobs;
+  // Runs recorded lost (now or by an earlier recovery), by job: restarted if
+  // the job, once added again, is at-least-once.
+  absl::flat_hash_map<JobKey, std::vector<core::LostRun>> lost;
+  // What step 3 recorded, for on_run_event.
+  std::vector<RunEvent> events;
+};
+
+// `holder` names this process in the lease (e.g. "host:pid"); `ttl` is the
+// lease's lifetime. Errors: the store's (the message says which step).
+absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
+                                  absl::string_view holder, absl::Duration ttl);
+
+// How a job the Plan does not know yet continues what `stored` (its record in
+// the store, live or deleted) left: the generation its fires carry -- the
+// store's, bumped if the schedule changed or the job was deleted, as PutJobs
+// will do -- and that generation's watermark, if the store has one.
+core::Resume ResumeFor(const JobRecord& stored, const JobSpec& spec);
+
+}  // namespace chime::driver
+
+#endif  // CHIME_SRC_DRIVER_RECOVERY_H_

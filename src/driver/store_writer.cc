@@ -1,0 +1,330 @@
+#include "src/driver/store_writer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace chime::driver {
+namespace {
+
+// A write answered like this may or may not have been applied: send it again.
+bool Indeterminate(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) ||
+         absl::IsInternal(s) || absl::IsUnknown(s) ||
+         absl::IsResourceExhausted(s);
+}
+
+// Once Stop is called, a write the store keeps refusing as unavailable is
+// given up after this many sends (the process is going away).
+constexpr int kSendsWhileStopping = 3;
+
+}  // namespace
+
+StoreWriter::StoreWriter(Store& store, Clock& clock, Fence fence,
+                         Options options,
+                         absl::flat_hash_map<JobKey, JobId> ids,
+                         std::function<void()> wake,
+                         std::function<void(const absl::Status&)> on_fatal)
+    : store_(store),
+      clock_(clock),
+      fence_(std::move(fence)),
+      options_(options),
+      wake_(std::move(wake)),
+      on_fatal_(std::move(on_fatal)),
+      ids_(std::move(ids)) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+StoreWriter::~StoreWriter() { Stop(); }
+
+void StoreWriter::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void StoreWriter::Enqueue(Item item) {
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = queue_.empty();
+    queue_.push_back(std::move(item));
+  }
+  if (first) cv_.notify_one();
+}
+
+void StoreWriter::PutJob(const JobSpec& spec, int64_t generation) {
+  Enqueue(PutJobItem{spec, generation});
+}
+
+void StoreWriter::DeleteJob(const JobKey& key) { Enqueue(DeleteJobItem{key}); }
+
+void StoreWriter::Persist(core::PersistAction batch) {
+  Enqueue(std::move(batch));
+}
+
+void StoreWriter::Transition(core::TransitionAction t, absl::Time at) {
+  Enqueue(TransitionItem{std::move(t), at});
+}
+
+void StoreWriter::Barrier(std::function<void()> done) {
+  Enqueue(BarrierItem{std::move(done)});
+}
+
+std::vector<StoreWriter::Completion> StoreWriter::TakeCompletions() {
+  std::vector<Completion> done;
+  std::lock_guard<std::mutex> lock(mu_);
+  done.swap(completed_);
+  return done;
+}
+
+bool StoreWriter::Idle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.empty() && !busy_ && completed_.empty();
+}
+
+void StoreWriter::Complete(std::vector<Completion> done) {
+  if (done.empty()) return;
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = completed_.empty();
+    if (first) {
+      completed_ = std::move(done);
+    } else {
+      std::move(done.begin(), done.end(), std::back_inserter(completed_));
+    }
+  }
+  if (first) wake_();
+}
+
+void StoreWriter::Run() {
+  std::vector<Item> items;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      busy_ = false;
+      if (!items.empty()) {
+        // The scheduler thread may be waiting for the writer to go idle.
+        lock.unlock();
+        wake_();
+        lock.lock();
+      }
+      items.clear();
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything is written
+      busy_ = true;
+      items.reserve(queue_.size());
+      std::move(queue_.begin(), queue_.end(), std::back_inserter(items));
+      queue_.clear();
+    }
+    size_t i = 0;
+    while (i < items.size()) {
+      Item& item = items[i];
+      if (std::holds_alternative<PutJobItem>(item)) {
+        i = WriteJobs(items, i);
+      } else if (std::holds_alternative<core::PersistAction>(item)) {
+        i = WriteClaims(items, i);
+      } else if (std::holds_alternative<TransitionItem>(item)) {
+        i = WriteTransitions(items, i);
+      } else if (auto* del = std::get_if<DeleteJobItem>(&item)) {
+        if (!failed_) {
+          absl::Status s = Retry([&](MonoTime deadline) {
+            return store_.DeleteJob(del->key, kAnyRevision, deadline);
+          });
+          if (!s.ok() && !absl::IsNotFound(s)) Fatal(s);
+        }
+        ++i;
+      } else {
+        std::vector<Completion> reached;
+        reached.emplace_back(
+            Reached{std::move(std::get<BarrierItem>(item).done)});
+        Complete(std::move(reached));
+        ++i;
+      }
+    }
+  }
+}
+
+absl::Status StoreWriter::Retry(
+    const std::function<absl::Status(MonoTime)>& write) {
+  absl::Duration pause = options_.first_retry;
+  for (int sends = 1;; ++sends) {
+    absl::Status s = write(clock_.MonoNow() + options_.call_timeout);
+    if (!Indeterminate(s)) return s;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_ && sends >= kSendsWhileStopping) return s;
+    std::fprintf(stderr, "chime: store write failed (%s); sending it again\n",
+                 s.ToString().c_str());
+    cv_.wait_for(lock, absl::ToChronoNanoseconds(pause));
+    pause = std::min(pause * 2, options_.max_retry);
+  }
+}
+
+void StoreWriter::Fatal(const absl::Status& status) {
+  if (failed_) return;
+  failed_ = true;
+  on_fatal_(status);
+}
+
+JobId StoreWriter::IdOf(const JobKey& key) {
+  auto it = ids_.find(key);
+  return it == ids_.end() ? 0 : it->second;
+}
+
+size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
+  std::vector<JobWrite> writes;
+  std::vector<int64_t> generations;
+  absl::flat_hash_set<JobKey> keys;  // one write per job per call
+  for (; i < items.size(); ++i) {
+    auto* put = std::get_if<PutJobItem>(&items[i]);
+    if (put == nullptr || !keys.insert(put->spec.key).second) break;
+    writes.push_back(JobWrite{std::move(put->spec), kAnyRevision});
+    generations.push_back(put->generation);
+  }
+  if (failed_) return i;
+  absl::StatusOr<std::vector<JobRecord>> records;
+  absl::Status s = Retry([&](MonoTime deadline) {
+    records = store_.PutJobs(writes, deadline);
+    return records.status();
+  });
+  if (!s.ok()) {
+    Fatal(s);
+    return i;
+  }
+  for (size_t k = 0; k < records->size(); ++k) {
+    const JobRecord& record = (*records)[k];
+    if (record.generation != generations[k]) {
+      Fatal(absl::InternalError(absl::StrCat(
+          "job ", record.spec.key.ToString(), ": the store has generation ",
+          record.generation, ", the scheduler ", generations[k])));
+      return i;
+    }
+    ids_[record.spec.key] = record.id;
+  }
+  return i;
+}
+
+absl::Status StoreWriter::Claim(
+    const std::vector<const core::PersistAction*>& batches) {
+  ClaimBatch claim;
+  claim.at = clock_.Now();
+  for (const core::PersistAction* b : batches) {
+    for (const core::PersistAction::Claim& c : b->claims) {
+      claim.claims.push_back({FireRef{IdOf(c.fire.job), c.fire.generation,
+                                      c.fire.scheduled_time, c.fire.manual},
+                              c.run});
+    }
+    for (const core::PersistAction::Missed& m : b->missed) {
+      claim.missed.push_back(
+          MissedRecord{IdOf(m.job), m.generation, m.range.first, m.range.last,
+                       m.range.count, m.range.count_capped, m.range.reason});
+    }
+    for (const core::PersistAction::Watermark& w : b->watermarks) {
+      WatermarkAdvance& advance = claim.watermarks.emplace_back();
+      advance.job = IdOf(w.job);
+      advance.generation = w.generation;
+      advance.watermark = w.watermark;
+    }
+  }
+  // Every job was put before its fires were decided (the queue keeps the
+  // order), so an unknown one is a bug.
+  const auto unknown = [](JobId id) { return id == 0; };
+  if (std::any_of(claim.claims.begin(), claim.claims.end(),
+                  [&](const FireClaim& c) { return unknown(c.fire.job); }) ||
+      std::any_of(claim.missed.begin(), claim.missed.end(),
+                  [&](const MissedRecord& m) { return unknown(m.job); }) ||
+      std::any_of(claim.watermarks.begin(), claim.watermarks.end(),
+                  [&](const WatermarkAdvance& w) { return unknown(w.job); })) {
+    Fatal(absl::InternalError("a persist batch names a job never put"));
+    return absl::UnavailableError("store writer failed");
+  }
+  return Retry([&](MonoTime deadline) {
+    return store_.ClaimFires(fence_, claim, deadline);
+  });
+}
+
+size_t StoreWriter::WriteClaims(std::vector<Item>& items, size_t i) {
+  const size_t first = i;
+  std::vector<const core::PersistAction*> batches;
+  for (; i < items.size(); ++i) {
+    auto* batch = std::get_if<core::PersistAction>(&items[i]);
+    if (batch == nullptr) break;
+    batches.push_back(batch);
+  }
+  std::vector<absl::Status> statuses(batches.size());
+  if (failed_) {
+    statuses.assign(batches.size(), absl::UnavailableError("store failed"));
+  } else {
+    absl::Status all = Claim(batches);
+    if (all.ok() || batches.size() == 1) {
+      statuses.assign(batches.size(), all);
+    } else {
+      // Some batch was refused: ask again one by one, so that each gets its
+      // own answer (the ones that are fine go through; nothing of the merged
+      // call was written).
+      for (size_t k = 0; k < batches.size(); ++k)
+        statuses[k] = Claim({batches[k]});
+    }
+  }
+  std::vector<Completion> done;
+  done.reserve(batches.size());
+  for (size_t k = 0; k < batches.size(); ++k) {
+    done.emplace_back(
+        Persisted{std::move(std::get<core::PersistAction>(items[first + k])),
+                  std::move(statuses[k])});
+  }
+  Complete(std::move(done));
+  return i;
+}
+
+size_t StoreWriter::WriteTransitions(std::vector<Item>& items, size_t i) {
+  std::vector<RunTransition> batch;
+  std::vector<Completion> done;
+  const auto flush = [&] {
+    if (batch.empty() || failed_) return;
+    absl::Status s = Retry([&](MonoTime deadline) {
+      return store_.TransitionRuns(fence_, batch, deadline);
+    });
+    if (!s.ok()) Fatal(s);
+    batch.clear();
+  };
+  for (; i < items.size(); ++i) {
+    auto* item = std::get_if<TransitionItem>(&items[i]);
+    if (item == nullptr) break;
+    const core::TransitionAction& t = item->t;
+    if (t.from == core::RunState::kClaiming) {
+      // claiming -> pending is the claim itself. claiming -> cancelled: the
+      // Plan gave the run up while its claim was on its way; if the claim
+      // got in, the run is pending in the store and is cancelled there too.
+      if (t.to == core::RunState::kCancelled && !failed_) {
+        flush();
+        absl::Status s = Retry([&](MonoTime deadline) {
+          return store_.TransitionRun(
+              fence_,
+              RunTransition{t.run, RunState::kPending, RunState::kCancelled,
+                            t.attempt, 0, item->at, t.detail, ""},
+              deadline);
+        });
+        if (!s.ok() && !absl::IsNotFound(s)) Fatal(s);
+      }
+    } else {
+      batch.push_back(RunTransition{t.run, t.from, t.to, t.attempt, 0, item->at,
+                                    t.detail, ""});
+    }
+    if (options_.report_transitions)
+      done.emplace_back(Transitioned{std::move(item->t), item->at});
+  }
+  flush();
+  Complete(std::move(done));
+  return i;
+}
+
+}  // namespace chime::driver

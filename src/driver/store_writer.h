@@ -1,0 +1,166 @@
+// StoreWriter: the scheduler driver's one writer to the Store, on a thread of
+// its own, so that the scheduler thread never waits for a disk.
+//
+// The scheduler thread hands it writes in the order the Plan emits them; it
+// carries them out in that order (a run's claim is durable before any of its
+// transitions is written), merging neighbours of one kind into one store call:
+// many persist batches into one ClaimFires, many transitions into one
+// TransitionRuns. What a caller must hear about comes back as Completions,
+// which the scheduler thread takes (TakeCompletions) after `wake` told it
+// there are some.
+//
+// Failures. A write answered unavailable / indeterminate is re-sent unchanged
+// (every Store write accepts its identical re-send) after a growing pause,
+// until it gets a definite answer -- never under a new key. Definite refusals:
+//   - ClaimFires: AlreadyExists, FailedPrecondition (fenced), NotFound,
+//     InvalidArgument go back to the Plan in the batch's PersistedEvent (a
+//     merged call that fails is split, so each batch gets its own answer);
+//   - TransitionRuns, PutJobs, DeleteJob: the Plan only emits legal
+//     transitions for runs it claimed, so a refusal means the store and the
+//     Plan disagree (or the lease was lost): the writer reports it through
+//     `on_fatal` and stops writing.
+// A transition claiming -> cancelled (the Plan gave up a run whose claim was
+// in flight) is written as pending -> cancelled when the claim got into the
+// store, and is nothing otherwise.
+//
+// Thread-safety: every method may be called from any thread; the scheduler
+// thread is the one that enqueues and takes completions.
+#ifndef CHIME_SRC_DRIVER_STORE_WRITER_H_
+#define CHIME_SRC_DRIVER_STORE_WRITER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "chime/job.h"
+#include "chime/store.h"
+#include "src/core/plan.h"
+
+namespace chime::driver {
+
+class StoreWriter {
+ public:
+  struct Options {
+    // Write a job (PutJobs) and expect this generation back.
+    absl::Duration call_timeout = absl::Seconds(30);  // per store call
+    // Pauses between re-sends of a write answered unavailable: doubling from
+    // the first to the last.
+    absl::Duration first_retry = absl::Milliseconds(10);
+    absl::Duration max_retry = absl::Seconds(1);
+    // Also return transitions as completions (the driver emits RunEvents).
+    bool report_transitions = false;
+  };
+
+  // A persist batch written (or refused): for the Plan, and for RunEvents of
+  // its missed records.
+  struct Persisted {
+    core::PersistAction batch;
+    absl::Status status;
+  };
+  // A transition recorded (only with report_transitions).
+  struct Transitioned {
+    core::TransitionAction transition;
+    absl::Time at;
+  };
+  // A Barrier reached: call `done` (on the scheduler thread, after handling
+  // the completions before it).
+  struct Reached {
+    std::function<void()> done;
+  };
+  using Completion = std::variant<Persisted, Transitioned, Reached>;
+
+  // `ids`: the JobIds of jobs the store already has (recovery). `wake` is
+  // called (on the writer thread) when completions become available after
+  // there were none. `on_fatal` is called once, on the writer thread, when a
+  // write is refused in a way the Plan cannot handle; the writer then drops
+  // every later write.
+  StoreWriter(Store& store, Clock& clock, Fence fence, Options options,
+              absl::flat_hash_map<JobKey, JobId> ids,
+              std::function<void()> wake,
+              std::function<void(const absl::Status&)> on_fatal);
+  ~StoreWriter();  // Stop()
+  StoreWriter(const StoreWriter&) = delete;
+  StoreWriter& operator=(const StoreWriter&) = delete;
+
+  // Creates or replaces the job; the store must answer with `generation` (the
+  // Plan's), or it is fatal.
+  void PutJob(const JobSpec& spec, int64_t generation);
+  void DeleteJob(const JobKey& key);
+  void Persist(core::PersistAction batch);
+  void Transition(core::TransitionAction t, absl::Time at);
+  // Once every write enqueued before it is durable (or dropped after a fatal
+  // error), completes with Reached{done}.
+  void Barrier(std::function<void()> done);
+
+  std::vector<Completion> TakeCompletions();
+  // True when nothing is queued or being written, and no completion waits.
+  bool Idle();
+
+  // Writes what is queued, then stops the thread. Idempotent.
+  void Stop();
+
+ private:
+  struct PutJobItem {
+    JobSpec spec;
+    int64_t generation = 0;
+  };
+  struct DeleteJobItem {
+    JobKey key;
+  };
+  struct TransitionItem {
+    core::TransitionAction t;
+    absl::Time at;
+  };
+  struct BarrierItem {
+    std::function<void()> done;
+  };
+  using Item = std::variant<PutJobItem, DeleteJobItem, core::PersistAction,
+                            TransitionItem, BarrierItem>;
+
+  void Enqueue(Item item);
+  void Run();
+  // Each takes a run of neighbouring items of its kind from `items`, starting
+  // at `i`, and returns the index after them.
+  size_t WriteJobs(std::vector<Item>& items, size_t i);
+  size_t WriteClaims(std::vector<Item>& items, size_t i);
+  size_t WriteTransitions(std::vector<Item>& items, size_t i);
+  // Calls `write` until it answers something other than unavailable /
+  // indeterminate, or the writer is told to stop while the store is down.
+  absl::Status Retry(const std::function<absl::Status(MonoTime)>& write);
+  // ClaimFires of `batches` as one call.
+  absl::Status Claim(const std::vector<const core::PersistAction*>& batches);
+  void Fatal(const absl::Status& status);
+  void Complete(std::vector<Completion> done);
+  JobId IdOf(const JobKey& key);
+
+  Store& store_;
+  Clock& clock_;
+  const Fence fence_;
+  const Options options_;
+  const std::function<void()> wake_;
+  const std::function<void(const absl::Status&)> on_fatal_;
+
+  // Writer thread only.
+  absl::flat_hash_map<JobKey, JobId> ids_;
+  bool failed_ = false;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;             // guarded by mu_
+  bool busy_ = false;                  // guarded by mu_: writing a batch
+  bool stop_ = false;                  // guarded by mu_
+  std::vector<Completion> completed_;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace chime::driver
+
+#endif  // CHIME_SRC_DRIVER_STORE_WRITER_H_
