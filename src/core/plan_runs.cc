@@ -294,8 +294,8 @@ void Plan::OnAttemptFinished(const AttemptFinishedEvent& e, Now now,
   if (run.attempt >= retry.max_attempts) {
     return FinishRun(
         run, RunState::kFailed,
-        absl::StrCat(why, " (exhausted ", retry.max_attempts,
-                     retry.max_attempts == 1 ? " attempt)" : " attempts)"),
+        absl::StrCat(why, " (exhausted ", run.attempt,
+                     run.attempt == 1 ? " attempt)" : " attempts)"),
         now, out);
   }
   // Exponential backoff with full jitter: uniform in [0, min(max, initial *

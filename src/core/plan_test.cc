@@ -15,6 +15,7 @@ namespace chime::core {
 namespace {
 
 using ::chime::testing::IsOk;
+using ::chime::testing::StatusIs;
 using ::testing::ElementsAre;
 
 absl::Time T(absl::string_view rfc3339) { return *time::ParseRfc3339(rfc3339); }
@@ -31,6 +32,19 @@ class Harness {
 
   absl::Status Add(JobSpec spec) {
     return Do([&](Output* o) { return plan_.UpsertJob(spec, now_, o); });
+  }
+  // Adds a job that a store remembers (recovery).
+  absl::Status AddResumed(JobSpec spec, Resume resume) {
+    auto source = FireSource::Create(spec);
+    if (!source.ok()) return source.status();
+    return Do([&](Output* o) {
+      return plan_.UpsertJob(spec, *std::move(source), now_, o,
+                             absl::InfiniteFuture(), &resume);
+    });
+  }
+  absl::Status ResumeLost(const JobKey& key, LostRun lost) {
+    return Do(
+        [&](Output* o) { return plan_.ResumeLostRun(key, lost, now_, o); });
   }
   // Adds a job whose request was made at `requested` (a queued command).
   absl::Status AddRequestedAt(JobSpec spec, absl::Time requested) {
@@ -164,6 +178,81 @@ TEST(Plan, AJobQueuedAcrossItsFireTimeRunsThatFire) {
               ElementsAre("00:05:00 persist",
                           "00:05:00 persist claim=a:1:2026-03-01T00:05:00Z",
                           "00:05:00 start a:1:2026-03-01T00:05:00Z #1"));
+}
+
+TEST(Plan, AResumedJobDecidesTheFiresAfterItsWatermarkAtOnce) {
+  // The store says: generation 4, decided up to 23:57 the day before; it is
+  // 00:00:30 now. 23:58 and 23:59 are misfires (skip); 00:00 is 30s late and
+  // runs. No watermark is persisted for the add itself: the store has one.
+  Harness h;
+  h.AdvanceBy(absl::Seconds(30));
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.misfire.action = MisfireAction::kSkip;
+  ASSERT_THAT(h.AddResumed(spec, Resume{4, T("2026-02-28T23:57:00Z")}), IsOk());
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:00:30 persist claim=a:4:2026-03-01T00:00:00Z "
+                          "missed=misfire_skip:2",
+                          "00:00:30 start a:4:2026-03-01T00:00:00Z #1"));
+  EXPECT_EQ(h.plan().Generation(JobKey{"default", "a"}), 4);
+}
+
+TEST(Plan, AResumedJobWithoutAWatermarkStartsFromTheRequest) {
+  Harness h;
+  ASSERT_THAT(h.AddResumed(Cron("a", "*/5 * * * *"), Resume{3}), IsOk());
+  EXPECT_THAT(h.TakeLog(), ElementsAre("00:00:00 persist"));
+  EXPECT_EQ(h.plan().Watermark(JobKey{"default", "a"}),
+            T("2026-03-01T00:00:00Z"));
+  EXPECT_EQ(h.plan().Generation(JobKey{"default", "a"}), 3);
+}
+
+TEST(Plan, ALostRunResumedRunsItsNextAttemptThenTheRetryPolicyDecides) {
+  Harness h;
+  JobSpec spec = Cron("a", "0 0 1 1 *");
+  spec.retry.max_attempts = 1;
+  ASSERT_THAT(h.Add(spec), IsOk());
+  h.TakeLog();
+  const FireKey fire{JobKey{"default", "a"}, 1, T("2026-02-28T23:00:00Z")};
+  // Attempt 2 runs although max_attempts is 1: the lost attempt may not have
+  // happened, and at-least-once means it must.
+  ASSERT_THAT(h.ResumeLost(fire.job, LostRun{42, fire, 1}), IsOk());
+  ASSERT_EQ(h.starts().size(), 1u);
+  EXPECT_EQ(h.starts()[0].run, 42u);
+  EXPECT_EQ(h.starts()[0].attempt, 2);
+  EXPECT_EQ(h.plan().GetRunState(42), RunState::kRunning);
+  h.Finish(42, 2, AttemptOutcome::kFailed, "boom");
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:00:00 start a:1:2026-02-28T23:00:00Z #2",
+                          "00:00:00 a:1:2026-02-28T23:00:00Z failed (boom "
+                          "(exhausted 2 attempts))"));
+  EXPECT_THAT(h.ResumeLost(fire.job, LostRun{42, fire, 1}), IsOk());
+  EXPECT_THAT(h.ResumeLost(fire.job, LostRun{42, fire, 1}),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(h.ResumeLost(JobKey{"default", "nope"}, LostRun{43, fire, 1}),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST(Plan, ALostRunWaitingForASlotIsCancelledWhenItsJobIsRemoved) {
+  PlanOptions options;
+  options.max_concurrent_runs = 1;
+  Harness h(options);
+  ASSERT_THAT(h.Add(Cron("busy", "* * * * *")), IsOk());
+  ASSERT_THAT(h.Add(Cron("a", "0 0 1 1 *")), IsOk());
+  h.AdvanceBy(absl::Minutes(1));  // `busy` takes the only slot
+  h.TakeLog();
+  const FireKey fire{JobKey{"default", "a"}, 1, T("2026-02-28T23:00:00Z")};
+  ASSERT_THAT(h.ResumeLost(fire.job, LostRun{42, fire, 1}), IsOk());
+  EXPECT_EQ(h.plan().GetRunState(42), RunState::kLost);
+  Output out;
+  ASSERT_THAT(h.plan().RemoveJob(fire.job, h.now(), &out), IsOk());
+  EXPECT_EQ(h.plan().GetRunState(42), std::nullopt);
+  bool cancelled = false;
+  for (const Action& a : out.actions) {
+    if (const auto* t = std::get_if<TransitionAction>(&a)) {
+      cancelled |= t->run == 42 && t->from == RunState::kLost &&
+                   t->to == RunState::kCancelled;
+    }
+  }
+  EXPECT_TRUE(cancelled);
 }
 
 TEST(Plan, OverlapSkipRecordsTheSkippedFire) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -290,8 +291,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
                   ? options.seed
                   : static_cast<uint64_t>(absl::ToUnixNanos(clock.Now()));
   if (absl::Status s = core::Plan::ValidateOptions(plan); !s.ok()) return s;
-  absl::StatusOr<Recovered> recovered =
-      Recover(*store, clock, absl::StrCat("pid ", getpid()), kLeaseTtl);
+  // The holder names this scheduler: two in one process are two holders.
+  static std::atomic<int64_t> schedulers{0};
+  absl::StatusOr<Recovered> recovered = Recover(
+      *store, clock,
+      absl::StrCat("pid ", getpid(), " scheduler ", ++schedulers), kLeaseTtl);
   if (!recovered.ok()) return recovered.status();
   plan.token = recovered->fence.token;
   plan.first_run_id = recovered->max_run_id + 1;

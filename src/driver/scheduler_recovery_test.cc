@@ -1,0 +1,213 @@
+// A scheduler created on a store an earlier one used picks up where it
+// stopped: watermarks, generations, RunIds, lost runs, the lease.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/driver/scheduler_test_util.h"
+#include "src/store/sqlite_store.h"
+#include "testing/status_matchers.h"
+
+namespace chime::driver::testing {
+namespace {
+
+using ::chime::testing::IsOk;
+using ::chime::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class RecoveryTest : public SchedulerTest {
+ protected:
+  // Stops the scheduler as a clean shutdown does, then lets the clock run
+  // while none is running.
+  void StopAndWaitUntil(absl::Duration d) {
+    scheduler_->Shutdown(absl::ZeroDuration());
+    scheduler_.reset();
+    clock_.AdvanceTo(SimulatedClock::kMonoStart + d);
+  }
+
+  // Writes what a scheduler that died leaves behind: `spec` stored, its fire
+  // at `fire` claimed by run `run` and running attempt 1. Its lease expires a
+  // minute after the clock's start. Returns the dead scheduler's token.
+  int64_t LeaveRunRunning(const JobSpec& spec, absl::Duration fire, RunId run) {
+    absl::StatusOr<LeaseGrant> grant =
+        store_->AcquireLease("scheduler", "dead", absl::Minutes(1), kForever);
+    EXPECT_THAT(grant, IsOk());
+    const Fence fence{"scheduler", grant->token};
+    absl::StatusOr<JobRecord> job = store_->PutJob(spec, kNoRevision, kForever);
+    EXPECT_THAT(job, IsOk());
+    ClaimBatch batch;
+    batch.at = Wall(fire);
+    batch.claims.push_back({FireRef{job->id, 1, Wall(fire)}, run});
+    WatermarkAdvance& w = batch.watermarks.emplace_back();
+    w.job = job->id;
+    w.generation = 1;
+    w.watermark = Wall(fire);
+    EXPECT_THAT(store_->ClaimFires(fence, batch, kForever), IsOk());
+    EXPECT_THAT(store_->TransitionRun(
+                    fence,
+                    RunTransition{run, RunState::kPending, RunState::kRunning,
+                                  1, 0, Wall(fire), "", ""},
+                    kForever),
+                IsOk());
+    return grant->token;
+  }
+};
+
+TEST_F(RecoveryTest, RestartResumesFromTheWatermarkThroughTheMisfirePolicy) {
+  JobSpec spec = Cron("tick", "* * * * *");
+  spec.misfire.action = MisfireAction::kSkip;
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("tick", absl::Minutes(1)), "succeeded");
+  // Down from 00:01 to 00:10:30: 00:02 to 00:09 are more than the threshold
+  // (1m) late and skipped; 00:10 is only 30s late and runs.
+  StopAndWaitUntil(absl::Minutes(10) + absl::Seconds(30));
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  recorder_.WaitForEvent(FireId("tick", absl::Minutes(10)), "succeeded");
+
+  const std::vector<Seen> seen = recorder_.seen();
+  ASSERT_EQ(seen.size(), 2u) << recorder_.Dump();
+  EXPECT_EQ(seen[1].fire_id, FireId("tick", absl::Minutes(10)));
+  EXPECT_GT(seen[1].run_id, seen[0].run_id);  // RunIds continue
+  EXPECT_GT(seen[1].token, seen[0].token);    // a new lease, a newer token
+  const std::vector<MissedRecord> missed = Missed(Key("tick"));
+  ASSERT_EQ(missed.size(), 1u);
+  EXPECT_EQ(missed[0].first, Wall(absl::Minutes(2)));
+  EXPECT_EQ(missed[0].last, Wall(absl::Minutes(9)));
+  EXPECT_EQ(missed[0].count, 8);
+  EXPECT_EQ(missed[0].reason, MissReason::kMisfireSkip);
+  EXPECT_EQ(Watermark(Key("tick")), Wall(absl::Minutes(10)));
+}
+
+TEST_F(RecoveryTest, AJobAddedBeforeACrashKeepsTheFiresDueWhileDown) {
+  // The job is added at 00:00:30 and the scheduler stops before its first
+  // fire; back at 00:03:30, 00:01 and 00:02 are misfires, recorded, and 00:03
+  // runs: nothing after the add is dropped unrecorded.
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.misfire.action = MisfireAction::kSkip;
+  clock_.AdvanceTo(SimulatedClock::kMonoStart + absl::Seconds(30));
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  ASSERT_THAT(scheduler_->NextFireTime(Key("a")), IsOk());  // applied
+  StopAndWaitUntil(absl::Minutes(3) + absl::Seconds(30));
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(3)), "succeeded");
+  const std::vector<MissedRecord> missed = Missed(Key("a"));
+  ASSERT_EQ(missed.size(), 1u) << recorder_.Dump();
+  EXPECT_EQ(missed[0].first, Wall(absl::Minutes(1)));
+  EXPECT_EQ(missed[0].last, Wall(absl::Minutes(2)));
+}
+
+TEST_F(RecoveryTest, RunLeftRunningIsLostAndAtLeastOnceRunsItAgain) {
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.delivery = Delivery::kAtLeastOnce;
+  const int64_t dead_token = LeaveRunRunning(spec, absl::Minutes(1), 7);
+  clock_.AdvanceTo(SimulatedClock::kMonoStart + absl::Seconds(90));
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  const std::string fire = FireId("a", absl::Minutes(1));
+  recorder_.WaitForEvent(fire, "succeeded");
+  EXPECT_THAT(
+      recorder_.Transitions(fire),
+      ElementsAre("running->lost", "lost->running", "running->succeeded"));
+  const std::vector<Seen> seen = recorder_.seen();
+  ASSERT_EQ(seen.size(), 1u) << recorder_.Dump();
+  EXPECT_EQ(seen[0].run_id, 7u);
+  EXPECT_EQ(seen[0].attempt, 2);  // the lost one was attempt 1
+  EXPECT_GT(seen[0].token, dead_token);
+  absl::StatusOr<RunDetail> run = store_->GetRun(7, kForever);
+  ASSERT_THAT(run, IsOk());
+  EXPECT_EQ(run->run.state, RunState::kSucceeded);
+  ASSERT_EQ(run->attempts.size(), 2u);
+  EXPECT_EQ(run->attempts[0].outcome, RunState::kLost);
+}
+
+TEST_F(RecoveryTest, RunLeftRunningIsLostAndAtMostOnceNeverRunsItAgain) {
+  JobSpec spec = Cron("a", "* * * * *");  // at-most-once by default
+  LeaveRunRunning(spec, absl::Minutes(1), 7);
+  clock_.AdvanceTo(SimulatedClock::kMonoStart + absl::Seconds(90));
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "lost");
+  AdvanceTo(absl::Minutes(2));
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(2)), "succeeded");
+  const std::vector<Seen> seen = recorder_.seen();
+  ASSERT_EQ(seen.size(), 1u) << recorder_.Dump();
+  EXPECT_EQ(seen[0].fire_id, FireId("a", absl::Minutes(2)));
+  EXPECT_GT(seen[0].run_id, 7u);
+  absl::StatusOr<RunDetail> run = store_->GetRun(7, kForever);
+  ASSERT_THAT(run, IsOk());
+  EXPECT_EQ(run->run.state, RunState::kLost);
+  EXPECT_THAT(run->run.detail, HasSubstr("stopped while the run was running"));
+}
+
+TEST_F(RecoveryTest, ASecondSchedulerOnTheSameStoreIsRefused) {
+  Create();
+  SchedulerOptions options;
+  options.clock = &clock_;
+  options.store = store_;
+  EXPECT_THAT(CreateScheduler(options).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("another scheduler holds the store's lease")));
+  // Once the first has shut down, the store is free.
+  scheduler_->Shutdown(absl::ZeroDuration());
+  EXPECT_THAT(CreateScheduler(options), IsOk());
+}
+
+TEST_F(RecoveryTest, SqliteStoreCarriesJobsAndRunIdsAcrossProcesses) {
+  char dir_template[] = "/tmp/chime-recovery-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  store::SqliteStore::Options options;
+  options.data_dir = dir;
+  options.clock = &clock_;
+  const auto open = [&] {
+    absl::StatusOr<std::unique_ptr<store::SqliteStore>> opened =
+        store::SqliteStore::Open(options);
+    EXPECT_THAT(opened, IsOk());
+    store_ = std::shared_ptr<Store>(*std::move(opened));
+  };
+  JobSpec spec = Cron("a", "* * * * *");
+  open();
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");
+  StopAndWaitUntil(absl::Minutes(1) + absl::Seconds(30));
+  store_.reset();  // closes the database: another process from here on
+  open();
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(2));
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(2)), "succeeded");
+  const std::vector<Seen> seen = recorder_.seen();
+  ASSERT_EQ(seen.size(), 2u) << recorder_.Dump();
+  EXPECT_GT(seen[1].run_id, seen[0].run_id);
+  EXPECT_GT(seen[1].token, seen[0].token);
+  absl::StatusOr<RunDetail> first = store_->GetRun(seen[0].run_id, kForever);
+  ASSERT_THAT(first, IsOk());
+  EXPECT_EQ(first->run.state, RunState::kSucceeded);
+  scheduler_.reset();
+  store_.reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace chime::driver::testing
