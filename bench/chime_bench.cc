@@ -6,6 +6,7 @@
 //   chime-bench timers --n 100000 --max-delay-ms 10000
 //   chime-bench cron --n 10000 --duration-s 10
 //   chime-bench register --n 100000
+//   chime-bench store --writers 1,8,64 --batch 1,100 --seconds 3
 #include <iostream>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@ int main(int argc, char** argv) {
       "  timers --n N      one-shot jobs: insert rate, lateness, missed fires\n"
       "  cron --n N        N every-second cron jobs: lateness, missed fires\n"
       "  register --n N    add and remove N cron jobs: rates\n"
+      "  store             durable claims and transitions through SqliteStore,"
+      "\n                    beside the disk's raw flush rate (a table)\n"
       "(see bench/workloads.h for every argument)\n";
   if (argc < 2) {
     std::cerr << usage;
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
   if (workload == "timers") return chime::bench::RunTimers(args, std::cout);
   if (workload == "cron") return chime::bench::RunCron(args, std::cout);
   if (workload == "register") return chime::bench::RunRegister(args, std::cout);
+  if (workload == "store") return chime::bench::RunStore(args, std::cout);
   std::cerr << "chime-bench: unknown workload \"" << workload << "\"\n"
             << usage;
   return 2;

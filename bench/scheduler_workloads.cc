@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_args.h"
 #include "bench/bench_clock.h"
 #include "bench/workloads.h"
 #include "chime/job.h"
@@ -34,39 +35,6 @@
 
 namespace chime::bench {
 namespace {
-
-// `--name value` pairs. Unknown names and missing values are errors.
-class Args {
- public:
-  static bool Parse(const std::string& workload,
-                    const std::vector<std::string>& args,
-                    std::map<std::string, std::string> defaults, Args* out) {
-    out->values_ = std::move(defaults);
-    for (size_t i = 0; i < args.size(); i += 2) {
-      const std::string& name = args[i];
-      if (name.rfind("--", 0) != 0 || !out->values_.contains(name.substr(2)) ||
-          i + 1 >= args.size()) {
-        std::cerr << "chime-bench " << workload << ": bad argument " << name
-                  << " (accepted:";
-        for (const auto& [k, v] : out->values_)
-          std::cerr << " --" << k << " [" << v << "]";
-        std::cerr << ")\n";
-        return false;
-      }
-      out->values_[name.substr(2)] = args[i + 1];
-    }
-    return true;
-  }
-  int64_t Int(const std::string& name) const {
-    return std::stoll(values_.at(name));
-  }
-  double Double(const std::string& name) const {
-    return std::stod(values_.at(name));
-  }
-
- private:
-  std::map<std::string, std::string> values_;
-};
 
 // Options shared by the workloads: --workers and --max-runs.
 const std::map<std::string, std::string> kSchedulerDefaults = {
@@ -133,16 +101,6 @@ JobSpec BenchSpec(std::string id) {
   spec.misfire.threshold = absl::Hours(1);
   spec.overlap.action = OverlapAction::kAllow;
   return spec;
-}
-
-// Percentile (0..1) of `v` by nearest rank; sorts `v`.
-double Percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  const size_t rank =
-      static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + (std::max<size_t>(rank, 1) - 1),
-                   v.end());
-  return v[std::max<size_t>(rank, 1) - 1];
 }
 
 void AddLateness(std::vector<double>& late_ms, nlohmann::json& line) {
