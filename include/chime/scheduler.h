@@ -18,7 +18,7 @@
 // How it works: one scheduler thread owns the core state machine
 // (src/core/plan.h) and a timing wheel; it sleeps on the monotonic clock until
 // the next wake-up or an event, feeds the Plan, and carries out its actions
-// through a Store (durable claims and history; in-memory by default) and an
+// through a Store (durable claims and history; none by default) and an
 // executor (a fixed pool of worker threads calling the job functions). Every
 // attempt passes through an ordered chain of interceptors (middleware) before
 // the job function; logging, metrics and tracing are interceptors too.
@@ -122,8 +122,9 @@ struct RunEvent {
 
 struct SchedulerOptions {
   Clock* clock = nullptr;  // default: RealClock::Get()
-  // Where jobs, claims, missed records and run history are kept. Null: a new
-  // in-memory store (nothing outlives the process). With a durable store the
+  // Where jobs, claims, missed records and run history are kept. Null: no
+  // store -- nothing is kept beyond the process's memory of what is running,
+  // and on_run_event is the only record (decisions are acknowledged at once). With a durable store the
   // scheduler picks up where the last one on that store stopped -- see
   // "Restarts" above. One scheduler per store: Create fails with
   // FailedPrecondition while another holds the store's lease.

@@ -14,7 +14,6 @@
 #include "absl/synchronization/notification.h"
 #include "src/driver/driver.h"
 #include "src/driver/scheduler_impl.h"
-#include "src/store/memory_store.h"
 
 namespace chime {
 namespace driver {
@@ -42,6 +41,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
       stored_jobs_(std::move(recovered.jobs)),
       lost_runs_(std::move(recovered.lost)),
       recovery_events_(std::move(recovered.events)) {
+  if (store_ == nullptr) return;  // nothing is written anywhere
   absl::flat_hash_map<JobKey, JobId> ids;
   for (const auto& [key, job] : stored_jobs_) ids[key] = job.id;
   StoreWriter::Options writer;
@@ -87,7 +87,11 @@ R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
     queue_.push_back([&] {
       result.emplace(f());
       CarryOut();
-      writer_->Barrier([&done] { done.Notify(); });
+      if (writer_ == nullptr) {
+        done.Notify();
+      } else {
+        writer_->Barrier([&done] { done.Notify(); });
+      }
     });
   }
   wakeup_.Notify();
@@ -151,6 +155,7 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
 }
 
 void SchedulerImpl::StoreJob(const JobKey& key) {
+  if (writer_ == nullptr) return;
   const JobSpec* spec = plan_.Spec(key);
   if (spec == nullptr) Die(absl::StrCat("no job ", key.ToString()));
   writer_->PutJob(*spec, plan_.Generation(key));
@@ -160,7 +165,7 @@ absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {
   return Call<absl::Status>([&] {
     core::Output out;
     absl::Status s = plan_.RemoveJob(key, Now(), &out);
-    if (s.ok()) writer_->DeleteJob(key);
+    if (s.ok() && writer_ != nullptr) writer_->DeleteJob(key);
     Absorb(out, false);
     if (s.ok()) functions_.erase(key);
     return s;
@@ -212,8 +217,7 @@ void SchedulerImpl::Shutdown(absl::Duration grace) {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kNew) {
       state_ = State::kStopped;
-      writer_->Stop();
-      (void)store_->ReleaseLease(fence_, clock_.MonoNow() + absl::Seconds(10));
+      StopWriting();
     }
     if (state_ == State::kStopped) return;
     if (std::this_thread::get_id() == loop_thread_id_)
@@ -225,12 +229,17 @@ void SchedulerImpl::Shutdown(absl::Duration grace) {
   wakeup_.Notify();
   thread_.join();
   pool_->Join();
+  StopWriting();
+  absl::MutexLock lock(&mu_);
+  state_ = State::kStopped;
+}
+
+void SchedulerImpl::StopWriting() {
+  if (writer_ == nullptr) return;
   writer_->Stop();
   // Another scheduler may take over at once. (If this fails, the lease
   // expires, or the store's next open releases it.)
   (void)store_->ReleaseLease(fence_, clock_.MonoNow() + absl::Seconds(10));
-  absl::MutexLock lock(&mu_);
-  state_ = State::kStopped;
 }
 
 void SchedulerImpl::PostResult(Attempt& attempt) {
@@ -277,11 +286,6 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   }
   Clock& clock = options.clock != nullptr ? *options.clock : RealClock::Get();
   std::shared_ptr<Store> store = options.store;
-  if (store == nullptr) {
-    store::MemoryStore::Options memory;
-    memory.clock = &clock;
-    store = std::make_shared<store::MemoryStore>(memory);
-  }
   core::PlanOptions plan;
   plan.lookahead = options.lookahead;
   plan.max_concurrent_runs = options.max_concurrent_runs == 0
@@ -291,12 +295,17 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
                   ? options.seed
                   : static_cast<uint64_t>(absl::ToUnixNanos(clock.Now()));
   if (absl::Status s = core::Plan::ValidateOptions(plan); !s.ok()) return s;
-  // The holder names this scheduler: two in one process are two holders.
-  static std::atomic<int64_t> schedulers{0};
-  absl::StatusOr<Recovered> recovered = Recover(
-      *store, clock,
-      absl::StrCat("pid ", getpid(), " scheduler ", ++schedulers), kLeaseTtl);
-  if (!recovered.ok()) return recovered.status();
+  // Without a store there is nothing to recover and no lease: the token is
+  // 1, RunIds start at 1.
+  absl::StatusOr<Recovered> recovered = Recovered{Fence{"", 1}};
+  if (store != nullptr) {
+    // The holder names this scheduler: two in one process are two holders.
+    static std::atomic<int64_t> schedulers{0};
+    recovered = Recover(
+        *store, clock,
+        absl::StrCat("pid ", getpid(), " scheduler ", ++schedulers), kLeaseTtl);
+    if (!recovered.ok()) return recovered.status();
+  }
   plan.token = recovered->fence.token;
   plan.first_run_id = recovered->max_run_id + 1;
   return std::unique_ptr<Scheduler>(new SchedulerImpl(std::move(options), clock,

@@ -140,6 +140,10 @@ class SchedulerImpl final : public Scheduler {
   // RunEvents are emitted for what is now recorded.
   void OnWritten(std::vector<StoreWriter::Completion> done);
   void OnAttemptsFinished(std::vector<core::Event>& events);
+  // Without a store: a batch is acknowledged at once.
+  void Acknowledge(const core::PersistAction& batch);
+  // Writes what is queued and releases the lease (no-op without a store).
+  void StopWriting();
   void BeginShutdown(absl::Duration grace);
   void CancelAllAttempts();
   void Emit(const RunEvent& event);
@@ -150,9 +154,9 @@ class SchedulerImpl final : public Scheduler {
   const SchedulerOptions options_;
   Clock& clock_;
   const InterceptorChain chain_;
-  const std::shared_ptr<Store> store_;
+  const std::shared_ptr<Store> store_;  // null: no store
   const Fence fence_;
-  std::unique_ptr<StoreWriter> writer_;  // from construction to Shutdown
+  std::unique_ptr<StoreWriter> writer_;  // null without a store
 
   // The plan context.
   core::Plan plan_;

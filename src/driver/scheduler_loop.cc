@@ -69,7 +69,8 @@ void SchedulerImpl::Loop() {
       adds.swap(adds_);
     }
     std::vector<core::Event> results = TakeResults();
-    std::vector<StoreWriter::Completion> written = writer_->TakeCompletions();
+    std::vector<StoreWriter::Completion> written;
+    if (writer_ != nullptr) written = writer_->TakeCompletions();
     // Attempts due now go first: they are what must be on time.
     ReleaseStaged();
     // Actions left by commands that ran before Start are carried out on the
@@ -105,7 +106,10 @@ void SchedulerImpl::Loop() {
       // Commands are refused once stopping, and every event comes from an
       // attempt or the store writer: with no attempt left running and
       // everything written and answered, nothing more can arrive.
-      if (attempts_.empty() && todo_.empty() && writer_->Idle()) return;
+      if (attempts_.empty() && todo_.empty() &&
+          (writer_ == nullptr || writer_->Idle())) {
+        return;
+      }
     }
     MonoTime deadline = wake_at_;
     if (!staged_.empty()) deadline = std::min(deadline, staged_.begin()->first);
@@ -120,7 +124,11 @@ void SchedulerImpl::CarryOut() {
     core::Action action = std::move(todo_.front());
     todo_.pop_front();
     if (auto* p = std::get_if<core::PersistAction>(&action)) {
-      writer_->Persist(std::move(*p));
+      if (writer_ != nullptr) {
+        writer_->Persist(std::move(*p));
+      } else {
+        Acknowledge(*p);
+      }
     } else if (const auto* s = std::get_if<core::StartAttemptAction>(&action)) {
       StartAttempt(*s);
     } else if (const auto* c =
@@ -311,9 +319,29 @@ void SchedulerImpl::CancelAttempt(const core::CancelAttemptAction& cancel) {
 }
 
 void SchedulerImpl::RecordTransition(core::TransitionAction& t) {
-  // Written behind: the store writer keeps the order, and the RunEvent is
-  // emitted once the transition is recorded (OnWritten).
-  writer_->Transition(std::move(t), clock_.Now());
+  if (writer_ != nullptr) {
+    // Written behind: the store writer keeps the order, and the RunEvent is
+    // emitted once the transition is recorded (OnWritten).
+    writer_->Transition(std::move(t), clock_.Now());
+    return;
+  }
+  if (!options_.on_run_event) return;
+  Emit(RunEvent{t.run, t.fire.ToString(),
+                std::string(core::RunStateName(t.from)),
+                std::string(core::RunStateName(t.to)), t.attempt, t.detail,
+                clock_.Now()});
+}
+
+void SchedulerImpl::Acknowledge(const core::PersistAction& batch) {
+  if (options_.on_run_event) {
+    const absl::Time at = clock_.Now();
+    for (const core::PersistAction::Missed& m : batch.missed)
+      Emit(MissedEvent(m, at));
+  }
+  core::Output out;
+  plan_.OnEvent(core::PersistedEvent{batch.batch, absl::OkStatus()}, Now(),
+                &out);
+  Absorb(out, true);
 }
 
 void SchedulerImpl::BeginShutdown(absl::Duration grace) {

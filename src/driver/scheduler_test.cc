@@ -209,6 +209,28 @@ TEST_F(SchedulerTest, NoMoreAttemptsRunAtOnceThanWorkerThreadsByDefault) {
 
 // Real time: the scheduler thread sleeps on the RealClock and wakes for every
 // second.
+TEST_F(SchedulerTest, WithoutAStoreEveryDecisionIsStillReported) {
+  store_ = nullptr;
+  Create();
+  JobSpec spec = Cron("tick", "* * * * *");
+  spec.misfire.action = MisfireAction::kSkip;
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("tick", absl::Minutes(1)), "succeeded");
+  EXPECT_THAT(recorder_.Transitions(FireId("tick", absl::Minutes(1))),
+              ElementsAre("claiming->pending", "pending->running",
+                          "running->succeeded"));
+  // A command returns with its records out, as with a store.
+  ASSERT_THAT(scheduler_->PauseJob(Key("tick")), IsOk());
+  AdvanceTo(absl::Minutes(3) + absl::Seconds(30));
+  ASSERT_THAT(scheduler_->ResumeJob(Key("tick")), IsOk());
+  EXPECT_EQ(recorder_.events().back().detail,
+            "paused: 2 fires from 2026-01-01T00:02:00Z to "
+            "2026-01-01T00:03:00Z");
+  EXPECT_EQ(recorder_.seen().at(0).token, 1);
+}
+
 TEST(SchedulerRealClock, EverySecondJobRunsEachSecondOnTime) {
   Recorder recorder;
   SchedulerOptions options;  // RealClock by default

@@ -13,7 +13,7 @@ namespace chime::store {
 
 MemoryStore::MemoryStore(Options options)
     : clock_(options.clock != nullptr ? *options.clock : RealClock::Get()),
-      max_output_bytes_(options.max_output_bytes) {}
+      options_(options) {}
 
 // --- Leases ---
 
@@ -258,12 +258,22 @@ absl::Status MemoryStore::ClaimFires(const Fence& fence,
     Run& run = runs_[c.run];
     run.detail.run = RunRecord{c.run,       c.fire,   RunState::kPending, 0,
                                fence.token, batch.at, batch.at,           ""};
+    run.detail.transitions.reserve(4);  // pending, running, an outcome
     run.bytes = kRunBaseBytes;
     run_bytes_ += run.bytes;
     max_run_id_ = std::max(max_run_id_, c.run);
   }
   for (const MissedRecord& m : batch.missed) {
-    missed_.try_emplace(MissedKey{m.job, m.first, m.reason, m.generation}, m);
+    const MissedKey key{m.job, m.first, m.reason, m.generation};
+    if (!missed_.try_emplace(key, m).second ||
+        options_.max_missed_records == 0) {
+      continue;
+    }
+    missed_order_.push_back(key);
+    while (missed_order_.size() > options_.max_missed_records) {
+      missed_.erase(missed_order_.front());
+      missed_order_.pop_front();
+    }
   }
   for (const WatermarkAdvance& w : batch.watermarks) {
     JobRecord& job = jobs_[w.job];

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <tuple>
@@ -38,6 +39,13 @@ class MemoryStore final : public Store {
     Clock* clock = nullptr;  // null: RealClock::Get()
     // Each attempt keeps at most this many bytes of output (the newest).
     size_t max_output_bytes = 64 * 1024;
+    // Memory bounds for a store nobody applies retention to (0: none). Beyond
+    // max_finished_runs finished runs (succeeded, failed, cancelled), the
+    // oldest to finish is deleted as ApplyRetention would (with its claim:
+    // the job's watermark keeps the fire from being decided again); beyond
+    // max_missed_records missed records, the oldest written is.
+    size_t max_finished_runs = 0;
+    size_t max_missed_records = 0;
   };
 
   MemoryStore() : MemoryStore(Options{}) {}
@@ -104,7 +112,7 @@ class MemoryStore final : public Store {
   void DeleteRunLocked(RunId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Clock& clock_;
-  const size_t max_output_bytes_;
+  const Options options_;
 
   mutable absl::Mutex mu_;
   int64_t last_token_ ABSL_GUARDED_BY(mu_) = 0;
@@ -120,6 +128,10 @@ class MemoryStore final : public Store {
   absl::flat_hash_map<std::string, IdempotencyRecord> idempotency_
       ABSL_GUARDED_BY(mu_);
   RunId max_run_id_ ABSL_GUARDED_BY(mu_) = 0;
+  // For the Options bounds: runs in the order they finished, missed records
+  // in the order they were written.
+  std::deque<RunId> finished_ ABSL_GUARDED_BY(mu_);
+  std::deque<MissedKey> missed_order_ ABSL_GUARDED_BY(mu_);
   int64_t run_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

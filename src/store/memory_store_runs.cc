@@ -70,7 +70,8 @@ absl::Status MemoryStore::TransitionRuns(const Fence& fence,
         a->exit_code = t.exit_code;
         a->detail = t.detail;
         a->output = t.output;
-        a->output_truncated = TruncateOutput(&a->output, max_output_bytes_);
+        a->output_truncated =
+            TruncateOutput(&a->output, options_.max_output_bytes);
         kept_output = a->output.size();
         break;
       }
@@ -85,6 +86,13 @@ absl::Status MemoryStore::TransitionRuns(const Fence& fence,
     const int64_t bytes = TransitionBytes(t, kept_output);
     run.bytes += bytes;
     run_bytes_ += bytes;
+    if (IsFinal(t.to) && options_.max_finished_runs != 0)
+      finished_.push_back(t.run);
+  }
+  while (finished_.size() > options_.max_finished_runs &&
+         options_.max_finished_runs != 0) {
+    DeleteRunLocked(finished_.front());
+    finished_.pop_front();
   }
   return absl::OkStatus();
 }

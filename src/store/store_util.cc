@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "src/time/rfc3339.h"
 
@@ -90,6 +91,8 @@ absl::Status ValidateLeaseRequest(absl::string_view name,
 }
 
 absl::Status ValidateJobWrites(absl::Span<const JobWrite> writes) {
+  absl::flat_hash_map<JobKey, size_t> seen;
+  seen.reserve(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
     const JobWrite& w = writes[i];
     if (w.spec.key.id.empty() || w.spec.key.name_space.empty()) {
@@ -100,12 +103,10 @@ absl::Status ValidateJobWrites(absl::Span<const JobWrite> writes) {
       return Invalid(absl::StrCat("writes[", i, "].expected_revision"),
                      absl::StrCat(w.expected_revision, " is below -1"));
     }
-    for (size_t j = 0; j < i; ++j) {
-      if (writes[j].spec.key == w.spec.key) {
-        return Invalid(absl::StrCat("writes[", i, "].spec.key"),
-                       absl::StrCat("\"", JobKeyString(w.spec.key),
-                                    "\" is also writes[", j, "]"));
-      }
+    if (auto [it, fresh] = seen.try_emplace(w.spec.key, i); !fresh) {
+      return Invalid(absl::StrCat("writes[", i, "].spec.key"),
+                     absl::StrCat("\"", JobKeyString(w.spec.key),
+                                  "\" is also writes[", it->second, "]"));
     }
   }
   return absl::OkStatus();
