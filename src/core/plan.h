@@ -118,19 +118,23 @@ struct PersistAction {
 // event.
 //
 // With a lookahead (PlanOptions::lookahead), a run may be handed over before
-// its time: `not_before` is then later than the `now` of the call that emitted
-// the action. The driver holds such an attempt ("staged") and starts it at
-// `not_before` on the monotonic clock, reporting the start with an
+// its time (`staged`, with `not_before` later than the `now` of the call that
+// emitted the action). The driver holds such an attempt and starts it at
+// `not_before` on the monotonic clock -- at once if that has passed by the
+// time it carries the action out -- and reports the start with an
 // AttemptStarted event; the run stays pending until that event arrives. A
-// staged attempt can be taken back with an UnstageAction. An attempt whose
-// `not_before` is not later than `now` starts at once and the run is running
-// from this action on (no AttemptStarted event is expected).
+// staged attempt can be taken back with an UnstageAction. An attempt that is
+// not staged starts at once, and the run is running from this action on (no
+// AttemptStarted event is expected). `staged` is the Plan's word on it: the
+// driver must not decide from `not_before` and its own clock, which may have
+// moved on since.
 struct StartAttemptAction {
   RunId run = 0;
   FireKey fire;
   int attempt = 1;
   int64_t token = 0;
   MonoTime not_before;
+  bool staged = false;
 };
 
 // Take back a staged attempt (see StartAttemptAction). If it has not been
@@ -303,6 +307,14 @@ class Plan {
   // NotFound for an unknown job; AlreadyExists if the RunId is in use.
   absl::Status ResumeLostRun(const JobKey& key, const LostRun& lost, Now now,
                              Output* out);
+  // Recovery: run `claimed` of job `key`, which an earlier scheduler claimed
+  // ahead of its time and which is still pending in the store, runs at its
+  // time as if this Plan had claimed it (same RunId, same fire; attempt
+  // claimed.attempt + 1). A fire of another generation than the job's (its
+  // schedule changed) is cancelled instead, "schedule changed". Errors as
+  // ResumeLostRun.
+  absl::Status AdoptPendingRun(const JobKey& key, const LostRun& claimed,
+                               Now now, Output* out);
   // Removes a job: pending and buffered runs are cancelled, and so are runs
   // waiting to retry; running ones run to completion (their outcome is
   // recorded) but are not retried. A paused job's fires that came due while
@@ -383,6 +395,9 @@ class Plan {
   Run& NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
               PersistAction* persist);
   void SetJitter(Job& job, Run& run, Now now);
+  // Recovery: a run of `job` that a store already has, in `state`.
+  absl::StatusOr<Run*> AdoptRun(const JobKey& key, const LostRun& stored,
+                                RunState state, Now now, Output* out);
   // not_before from start_wall and the current wall-mono offset.
   void SetNotBefore(Run& run, Now now);
   // Cancels a run that has not started: at once, or, if staged, once the

@@ -36,30 +36,52 @@ bool LegalTransition(RunState from, RunState to) {
 
 }  // namespace
 
-absl::Status Plan::ResumeLostRun(const JobKey& key, const LostRun& lost,
-                                 Now now, Output* out) {
+absl::StatusOr<Plan::Run*> Plan::AdoptRun(const JobKey& key,
+                                          const LostRun& stored, RunState state,
+                                          Now now, Output* out) {
   ASSIGN_OR_RETURN(Job * job, FindJob(key));
-  if (runs_.contains(lost.run)) {
+  if (runs_.contains(stored.run)) {
     return absl::AlreadyExistsError(
-        absl::StrCat("run ", lost.run, " is in use"));
+        absl::StrCat("run ", stored.run, " is in use"));
   }
   Step(now, out);
   auto owned = std::make_unique<Run>();
   Run& run = *owned;
-  run.id = lost.run;
-  run.fire = lost.fire;
+  run.id = stored.run;
+  run.fire = stored.fire;
   run.job_slot = job->slot;
-  run.state = RunState::kLost;
+  run.state = state;
   run.persisted = true;
-  run.attempt = lost.attempt;
-  // The retry budget (max_retry_duration) counts from this start.
-  run.first_start = now.mono;
-  run.start_wall = now.wall;
-  SetNotBefore(run, now);
+  run.attempt = stored.attempt;
   runs_.emplace(run.id, std::move(owned));
   job->runs.push_back(run.id);
   ++job->active;
-  EnqueueReady(run, now);
+  return &run;
+}
+
+absl::Status Plan::ResumeLostRun(const JobKey& key, const LostRun& lost,
+                                 Now now, Output* out) {
+  ASSIGN_OR_RETURN(Run * run, AdoptRun(key, lost, RunState::kLost, now, out));
+  // The retry budget (max_retry_duration) counts from this start.
+  run->first_start = now.mono;
+  run->start_wall = now.wall;
+  SetNotBefore(*run, now);
+  EnqueueReady(*run, now);
+  Step(now, out);
+  return absl::OkStatus();
+}
+
+absl::Status Plan::AdoptPendingRun(const JobKey& key, const LostRun& claimed,
+                                   Now now, Output* out) {
+  ASSIGN_OR_RETURN(Run * run,
+                   AdoptRun(key, claimed, RunState::kPending, now, out));
+  Job& job = *job_slots_[run->job_slot];
+  if (run->fire.generation != job.generation) {
+    FinishRun(*run, RunState::kCancelled, "schedule changed", now, out);
+  } else {
+    SetJitter(job, *run, now);
+    EnqueueReady(*run, now);
+  }
   Step(now, out);
   return absl::OkStatus();
 }
@@ -194,8 +216,9 @@ void Plan::StartReady(Now now, Output* out) {
     if (run.not_before > now.mono) {
       // Staged: the driver starts it at its time and tells us.
       run.staged = true;
-      out->actions.push_back(StartAttemptAction{
-          run.id, run.fire, run.attempt, options_.token, run.not_before});
+      out->actions.push_back(StartAttemptAction{run.id, run.fire, run.attempt,
+                                                options_.token, run.not_before,
+                                                /*staged=*/true});
       continue;
     }
     Transition(run, RunState::kRunning, run.attempt, "", out);

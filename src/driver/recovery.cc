@@ -1,5 +1,6 @@
 #include "src/driver/recovery.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +76,12 @@ absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
     }
   }
   const absl::Time now = clock.Now();
+  const auto fire_key = [&](const RunRecord& run) -> std::optional<FireKey> {
+    auto key = keys.find(run.fire.job);
+    if (key == keys.end()) return std::nullopt;  // the store lost the job
+    return FireKey{key->second, run.fire.generation, run.fire.scheduled_time,
+                   run.fire.manual};
+  };
   std::vector<RunTransition> batch;
   const auto flush = [&]() -> absl::Status {
     if (batch.empty()) return absl::OkStatus();
@@ -82,35 +89,40 @@ absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
     batch.clear();
     return Step("recording unfinished runs lost", s);
   };
+  // Lost by an earlier recovery: the attempt it restarted may have begun.
+  for (RunRecord& run : lost) ++run.attempt;
   for (RunRecord& run : unfinished) {
-    auto key = keys.find(run.fire.job);
-    const std::string fire_id =
-        key == keys.end() ? store::FireRefString(run.fire)
-                          : FireKey{key->second, run.fire.generation,
-                                    run.fire.scheduled_time, run.fire.manual}
-                                .ToString();
+    const std::optional<FireKey> fire = fire_key(run);
+    if (run.state == RunState::kPending && run.fire.scheduled_time > now &&
+        fire.has_value()) {
+      r.pending[fire->job].push_back(core::LostRun{run.id, *fire, run.attempt});
+      continue;
+    }
+    // Running: its attempt began. Pending or retrying: the next one may have
+    // (its running transition is written behind it).
+    const int32_t may_have_started =
+        run.state == RunState::kRunning ? run.attempt : run.attempt + 1;
     std::string detail =
         absl::StrCat("the scheduler stopped while the run was ",
                      RunStateName(run.state), " (token ", run.token, ")");
-    r.events.push_back(RunEvent{run.id, fire_id,
-                                std::string(RunStateName(run.state)), "lost",
-                                run.attempt, detail, now});
+    r.events.push_back(RunEvent{
+        run.id,
+        fire.has_value() ? fire->ToString() : store::FireRefString(run.fire),
+        std::string(RunStateName(run.state)), "lost", may_have_started, detail,
+        now});
     batch.push_back(RunTransition{run.id, run.state, RunState::kLost,
-                                  run.attempt, 0, now, std::move(detail), ""});
+                                  may_have_started, 0, now, std::move(detail),
+                                  ""});
     if (batch.size() >= kPage) RETURN_IF_ERROR(flush());
     run.state = RunState::kLost;
+    run.attempt = may_have_started;
     lost.push_back(std::move(run));
   }
   RETURN_IF_ERROR(flush());
 
   for (const RunRecord& run : lost) {
-    auto key = keys.find(run.fire.job);
-    if (key == keys.end()) continue;  // a job the store no longer has
-    r.lost[key->second].push_back(
-        core::LostRun{run.id,
-                      FireKey{key->second, run.fire.generation,
-                              run.fire.scheduled_time, run.fire.manual},
-                      run.attempt});
+    if (std::optional<FireKey> fire = fire_key(run); fire.has_value())
+      r.lost[fire->job].push_back(core::LostRun{run.id, *fire, run.attempt});
   }
   return r;
 }

@@ -8,11 +8,16 @@
 //      generations continue when they are added again);
 //   3. records every run an earlier scheduler left unfinished (pending,
 //      running or retrying) as lost -- it may or may not have run, and nobody
-//      is watching it any more -- and collects, with the runs left lost by an
-//      earlier recovery, the ones whose job is at-least-once;
+//      is watching it any more -- and collects them, with the runs left lost
+//      by an earlier recovery; except a pending run whose scheduled time is
+//      still ahead (claimed ahead with the lookahead): it cannot have started,
+//      so it is kept pending for the job to adopt. A lost run's recorded
+//      attempt is the highest that may have started (transitions are written
+//      behind the attempts), so that no attempt number is used twice;
 //   4. notes the highest RunId, so that new runs continue after it.
-// The driver then resumes each job when it is added again (ResumeFor), and
-// restarts its lost runs if the job's delivery is at-least-once.
+// The driver then resumes each job when it is added again (ResumeFor), adopts
+// its pending runs, and restarts its lost runs if the job's delivery is
+// at-least-once.
 //
 // Thread-safety: plain data and a function.
 #ifndef CHIME_SRC_DRIVER_RECOVERY_H_
@@ -42,6 +47,9 @@ struct Recovered {
   // Runs recorded lost (now or by an earlier recovery), by job: restarted if
   // the job, once added again, is at-least-once.
   absl::flat_hash_map<JobKey, std::vector<core::LostRun>> lost;
+  // Runs claimed ahead whose time has not come, by job: the job adopts them
+  // when added again (Plan::AdoptPendingRun).
+  absl::flat_hash_map<JobKey, std::vector<core::LostRun>> pending;
   // What step 3 recorded, for on_run_event.
   std::vector<RunEvent> events;
 };

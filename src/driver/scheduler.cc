@@ -40,6 +40,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
       plan_(plan_options, Now()),
       stored_jobs_(std::move(recovered.jobs)),
       lost_runs_(std::move(recovered.lost)),
+      pending_runs_(std::move(recovered.pending)),
       recovery_events_(std::move(recovered.events)) {
   if (store_ == nullptr) return;  // nothing is written anywhere
   absl::flat_hash_map<JobKey, JobId> ids;
@@ -131,7 +132,7 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   if (auto stored = stored_jobs_.extract(key); !stored.empty())
     resume = ResumeFor(stored.mapped(), add.spec);
   // The store learns of the job (and its JobId) before any of its fires.
-  core::Output out;
+  core::Output& out = Scratch();
   absl::Status s =
       plan_.UpsertJob(add.spec, std::move(add.source), now, &out, add.requested,
                       resume.has_value() ? &*resume : nullptr);
@@ -139,18 +140,25 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   StoreJob(key);
   Absorb(out, false);
   functions_[key] = std::move(add.fn);
+  using Recover = absl::Status (core::Plan::*)(
+      const JobKey&, const core::LostRun&, core::Now, core::Output*);
+  const auto recover = [&](std::vector<core::LostRun>& runs, Recover how) {
+    for (const core::LostRun& run : runs) {
+      core::Output& recovered = Scratch();
+      if (absl::Status r = (plan_.*how)(key, run, now, &recovered); !r.ok())
+        Die(absl::StrCat("recovering run ", run.run, ": ", r.ToString()));
+      Absorb(recovered, false);
+    }
+  };
+  // Runs an earlier scheduler claimed ahead, whose time has not come, run at
+  // their time (or are cancelled if the schedule changed).
+  if (auto pending = pending_runs_.extract(key); !pending.empty())
+    recover(pending.mapped(), &core::Plan::AdoptPendingRun);
   // Runs an earlier scheduler left lost start again if the job is
   // at-least-once; at-most-once ones stay lost (reported at start).
   if (auto lost = lost_runs_.extract(key);
       !lost.empty() && add.spec.delivery == Delivery::kAtLeastOnce) {
-    for (const core::LostRun& run : lost.mapped()) {
-      core::Output resumed;
-      if (absl::Status r = plan_.ResumeLostRun(key, run, now, &resumed);
-          !r.ok()) {
-        Die(absl::StrCat("resuming a lost run: ", r.ToString()));
-      }
-      Absorb(resumed, false);
-    }
+    recover(lost.mapped(), &core::Plan::ResumeLostRun);
   }
 }
 
@@ -163,7 +171,7 @@ void SchedulerImpl::StoreJob(const JobKey& key) {
 
 absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {
   return Call<absl::Status>([&] {
-    core::Output out;
+    core::Output& out = Scratch();
     absl::Status s = plan_.RemoveJob(key, Now(), &out);
     if (s.ok() && writer_ != nullptr) writer_->DeleteJob(key);
     Absorb(out, false);
@@ -174,7 +182,7 @@ absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {
 
 absl::Status SchedulerImpl::PauseJob(const JobKey& key) {
   return Call<absl::Status>([&] {
-    core::Output out;
+    core::Output& out = Scratch();
     absl::Status s = plan_.PauseJob(key, Now(), &out);
     if (s.ok()) StoreJob(key);
     Absorb(out, false);
@@ -184,7 +192,7 @@ absl::Status SchedulerImpl::PauseJob(const JobKey& key) {
 
 absl::Status SchedulerImpl::ResumeJob(const JobKey& key) {
   return Call<absl::Status>([&] {
-    core::Output out;
+    core::Output& out = Scratch();
     absl::Status s = plan_.ResumeJob(key, Now(), &out);
     if (s.ok()) StoreJob(key);
     Absorb(out, false);
@@ -194,7 +202,7 @@ absl::Status SchedulerImpl::ResumeJob(const JobKey& key) {
 
 absl::StatusOr<uint64_t> SchedulerImpl::TriggerJob(const JobKey& key) {
   return Call<absl::StatusOr<uint64_t>>([&]() -> absl::StatusOr<uint64_t> {
-    core::Output out;
+    core::Output& out = Scratch();
     absl::StatusOr<core::RunId> run = plan_.TriggerJob(key, Now(), &out);
     Absorb(out, false);
     return run;

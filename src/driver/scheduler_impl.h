@@ -119,6 +119,9 @@ class SchedulerImpl final : public Scheduler {
 
   // --- The plan context (see the file comment). ---
   core::Now Now() const { return core::Now{clock_.Now(), clock_.MonoNow()}; }
+  // A cleared Output for one Plan call, reusing its buffer; pass it to
+  // Absorb before the next call.
+  core::Output& Scratch();
   // Queues the Output's actions in todo_; `from_step` outputs (Advance,
   // OnEvent) also carry the Plan's next wake-up (other calls may return early
   // without one).
@@ -164,10 +167,14 @@ class SchedulerImpl final : public Scheduler {
   // Recovery: what the store had, until the job is added again.
   absl::flat_hash_map<JobKey, JobRecord> stored_jobs_;
   absl::flat_hash_map<JobKey, std::vector<core::LostRun>> lost_runs_;
+  absl::flat_hash_map<JobKey, std::vector<core::LostRun>> pending_runs_;
   std::vector<RunEvent> recovery_events_;  // emitted on the first pass
   // The attempts running, by run (a run has at most one at a time).
   absl::flat_hash_map<core::RunId, std::shared_ptr<Attempt>> attempts_;
-  std::deque<core::Action> todo_;
+  // Actions to carry out, oldest first (a vector: deque blocks hold three
+  // actions each, an allocation per three).
+  std::vector<core::Action> todo_;
+  core::Output scratch_;  // see Scratch()
   // Attempts to start now, gathered while carrying out actions and handed
   // over together at the end.
   std::shared_ptr<PreparedBatch> start_now_;

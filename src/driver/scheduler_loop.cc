@@ -52,8 +52,18 @@ void SchedulerImpl::Die(absl::string_view what) {
 
 // ---------------------------------------------------------- the loop
 
+core::Output& SchedulerImpl::Scratch() {
+  scratch_.actions.clear();  // keeps its capacity
+  scratch_.wake_at = MonoTime::Infinite();
+  return scratch_;
+}
+
 void SchedulerImpl::Absorb(core::Output& out, bool from_step) {
-  for (core::Action& action : out.actions) todo_.push_back(std::move(action));
+  if (todo_.empty()) {
+    todo_.swap(out.actions);  // no copy; `out` gets the empty buffer
+  } else {
+    for (core::Action& action : out.actions) todo_.push_back(std::move(action));
+  }
   if (from_step) wake_at_ = out.wake_at;
 }
 
@@ -95,7 +105,7 @@ void SchedulerImpl::Loop() {
       CarryOut();
     }
     items.clear();
-    core::Output out;
+    core::Output& out = Scratch();
     plan_.Advance(Now(), &out);
     Absorb(out, true);
     CarryOut();
@@ -120,9 +130,10 @@ void SchedulerImpl::Loop() {
 }
 
 void SchedulerImpl::CarryOut() {
-  while (!todo_.empty()) {
-    core::Action action = std::move(todo_.front());
-    todo_.pop_front();
+  // Carrying out an action may queue more (an answer given at once): they
+  // are carried out in this loop too, in order.
+  for (size_t i = 0; i < todo_.size(); ++i) {
+    core::Action action = std::move(todo_[i]);
     if (auto* p = std::get_if<core::PersistAction>(&action)) {
       if (writer_ != nullptr) {
         writer_->Persist(std::move(*p));
@@ -140,6 +151,7 @@ void SchedulerImpl::CarryOut() {
       Unstage(*u);
     }
   }
+  todo_.clear();
   if (start_now_ != nullptr) Dispatch(std::move(start_now_));
   start_now_ = nullptr;
 }
@@ -149,7 +161,7 @@ void SchedulerImpl::OnWritten(std::vector<StoreWriter::Completion> done) {
   const absl::Time at = clock_.Now();
   const auto tell_plan = [&] {
     if (persisted.empty()) return;
-    core::Output out;
+    core::Output& out = Scratch();
     plan_.OnEvents(persisted, Now(), &out);
     Absorb(out, true);
     persisted.clear();
@@ -203,7 +215,7 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
   ctx.cancelled = &p.attempt->cancelled;
   auto fn_it = functions_.find(start.fire.job);
   if (fn_it != functions_.end()) p.fn = fn_it->second;
-  if (start.not_before > clock_.MonoNow()) {
+  if (start.staged) {
     // Before its time: held until then (the Plan keeps the run pending).
     p.attempt->staged = true;
     staged_[start.not_before].push_back(std::move(p));
@@ -227,7 +239,7 @@ void SchedulerImpl::Unstage(const core::UnstageAction& unstage) {
   e.attempt = unstage.attempt;
   e.outcome = core::AttemptOutcome::kCancelled;
   e.started = false;
-  core::Output out;
+  core::Output& out = Scratch();
   plan_.OnEvent(e, Now(), &out);
   Absorb(out, true);
 }
@@ -255,7 +267,7 @@ void SchedulerImpl::ReleaseStaged() {
     p.attempt->staged = false;
     started.started.push_back({p.ctx.run_id, p.ctx.attempt});
   }
-  core::Output out;
+  core::Output& out = Scratch();
   plan_.OnEvent(std::move(started), Now(), &out);
   Absorb(out, true);
 }
@@ -304,7 +316,7 @@ void SchedulerImpl::OnAttemptsFinished(std::vector<core::Event>& events) {
     if (it != attempts_.end() && it->second->number == e.attempt)
       attempts_.erase(it);
   }
-  core::Output out;
+  core::Output& out = Scratch();
   plan_.OnEvents(events, Now(), &out);
   Absorb(out, true);
 }
@@ -338,7 +350,7 @@ void SchedulerImpl::Acknowledge(const core::PersistAction& batch) {
     for (const core::PersistAction::Missed& m : batch.missed)
       Emit(MissedEvent(m, at));
   }
-  core::Output out;
+  core::Output& out = Scratch();
   plan_.OnEvent(core::PersistedEvent{batch.batch, absl::OkStatus()}, Now(),
                 &out);
   Absorb(out, true);
@@ -350,7 +362,7 @@ void SchedulerImpl::BeginShutdown(absl::Duration grace) {
   // Removing every job stops new fires and cancels the runs not yet started;
   // running attempts finish and are recorded, but not retried.
   for (const auto& [key, fn] : functions_) {
-    core::Output out;
+    core::Output& out = Scratch();
     if (absl::Status s = plan_.RemoveJob(key, Now(), &out); !s.ok())
       Die(s.ToString());
     Absorb(out, false);

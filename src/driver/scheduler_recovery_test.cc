@@ -35,6 +35,18 @@ class RecoveryTest : public SchedulerTest {
   // at `fire` claimed by run `run` and running attempt 1. Its lease expires a
   // minute after the clock's start. Returns the dead scheduler's token.
   int64_t LeaveRunRunning(const JobSpec& spec, absl::Duration fire, RunId run) {
+    const int64_t token = LeaveRunPending(spec, fire, run);
+    EXPECT_THAT(store_->TransitionRun(
+                    Fence{"scheduler", token},
+                    RunTransition{run, RunState::kPending, RunState::kRunning,
+                                  1, 0, Wall(fire), "", ""},
+                    kForever),
+                IsOk());
+    return token;
+  }
+
+  // The same, with the run claimed (ahead of its time) but not started.
+  int64_t LeaveRunPending(const JobSpec& spec, absl::Duration fire, RunId run) {
     absl::StatusOr<LeaseGrant> grant =
         store_->AcquireLease("scheduler", "dead", absl::Minutes(1), kForever);
     EXPECT_THAT(grant, IsOk());
@@ -49,12 +61,6 @@ class RecoveryTest : public SchedulerTest {
     w.generation = 1;
     w.watermark = Wall(fire);
     EXPECT_THAT(store_->ClaimFires(fence, batch, kForever), IsOk());
-    EXPECT_THAT(store_->TransitionRun(
-                    fence,
-                    RunTransition{run, RunState::kPending, RunState::kRunning,
-                                  1, 0, Wall(fire), "", ""},
-                    kForever),
-                IsOk());
     return grant->token;
   }
 };
@@ -154,6 +160,62 @@ TEST_F(RecoveryTest, RunLeftRunningIsLostAndAtMostOnceNeverRunsItAgain) {
   ASSERT_THAT(run, IsOk());
   EXPECT_EQ(run->run.state, RunState::kLost);
   EXPECT_THAT(run->run.detail, HasSubstr("stopped while the run was running"));
+}
+
+TEST_F(RecoveryTest, ARunClaimedAheadWhoseTimeHasNotComeRunsAtItsTime) {
+  // The dead scheduler claimed the 00:02 fire ahead (lookahead) and died at
+  // 00:01:59.5; the run cannot have started, so it is not lost: the new
+  // scheduler runs it at 00:02 -- at-most-once, with nothing lost or doubled.
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.overlap.action = OverlapAction::kAllow;
+  LeaveRunPending(spec, absl::Minutes(2), 7);
+  clock_.AdvanceTo(SimulatedClock::kMonoStart + absl::Minutes(2) -
+                   absl::Milliseconds(500));
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(2));
+  const std::string fire = FireId("a", absl::Minutes(2));
+  recorder_.WaitForEvent(fire, "succeeded");
+  EXPECT_THAT(recorder_.Transitions(fire),
+              ElementsAre("pending->running", "running->succeeded"));
+  const std::vector<Seen> seen = recorder_.seen();
+  ASSERT_EQ(seen.size(), 1u) << recorder_.Dump();
+  EXPECT_EQ(seen[0].run_id, 7u);
+  EXPECT_EQ(seen[0].attempt, 1);
+  EXPECT_EQ(seen[0].started_at, Wall(absl::Minutes(2)));
+}
+
+TEST_F(RecoveryTest, ARunClaimedAheadOfAChangedScheduleIsCancelled) {
+  JobSpec spec = Cron("a", "* * * * *");
+  LeaveRunPending(spec, absl::Minutes(2), 7);
+  clock_.AdvanceTo(SimulatedClock::kMonoStart + absl::Seconds(90));
+  Create();
+  spec.trigger.expression = "*/5 * * * *";  // generation 2
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  const RunEvent cancelled =
+      recorder_.WaitForEvent(FireId("a", absl::Minutes(2)), "cancelled");
+  EXPECT_EQ(cancelled.detail, "schedule changed");
+  EXPECT_TRUE(recorder_.seen().empty());
+}
+
+TEST_F(RecoveryTest, AStagedRestartCarriedOutAfterItsTimeStillStarts) {
+  // The Plan stages the restarted attempt (the wall clock moved 0.5 ms from
+  // the monotonic one: its start maps 0.5 ms ahead), and the driver carries
+  // the action out only at Start, after that time: it must still hold it as
+  // staged and report its start, or the run never leaves pending.
+  JobSpec spec = Cron("a", "0 0 1 1 *");
+  spec.delivery = Delivery::kAtLeastOnce;
+  LeaveRunRunning(spec, absl::Minutes(1), 7);
+  clock_.AdvanceTo(SimulatedClock::kMonoStart + absl::Seconds(90));
+  Create();
+  clock_.StepWall(absl::Microseconds(500));
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  clock_.AdvanceTo(SimulatedClock::kMonoStart + absl::Seconds(91));
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");
+  EXPECT_EQ(recorder_.seen().at(0).attempt, 2);
 }
 
 TEST_F(RecoveryTest, ASecondSchedulerOnTheSameStoreIsRefused) {

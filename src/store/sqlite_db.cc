@@ -63,6 +63,8 @@ void Stmt::Reset() {
 
 absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path,
                                              bool create) {
+  static bool once = [] { if (getenv("X_NOMEMSTAT")) sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); return true; }();
+  (void)once;
   sqlite3* handle = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
                     (create ? SQLITE_OPEN_CREATE : 0);

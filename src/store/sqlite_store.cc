@@ -67,7 +67,10 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   const std::string path = (dir / kDatabaseFile).string();
   ASSIGN_OR_RETURN(store->writer_, Db::Open(path, /*create=*/true));
   Db& db = *store->writer_;
+  if (const char* e = getenv("X_PAGE")) RETURN_IF_ERROR(db.Exec(absl::StrCat("PRAGMA page_size = ", e)));
   RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode = WAL"));
+  if (const char* e = getenv("X_CKPT")) RETURN_IF_ERROR(db.Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ", e)));
+  if (const char* e = getenv("X_CACHE")) RETURN_IF_ERROR(db.Exec(absl::StrCat("PRAGMA cache_size = ", e)));
   RETURN_IF_ERROR(db.Exec(options.durability == Durability::kSynced
                               ? "PRAGMA synchronous = FULL"
                               : "PRAGMA synchronous = NORMAL"));

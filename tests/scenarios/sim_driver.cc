@@ -198,7 +198,7 @@ void SimDriver::Absorb(Output& out) {
       a.run = s->run;
       a.fire = s->fire;
       a.attempt = s->attempt;
-      if (s->not_before > now_.mono) {
+      if (s->staged) {
         staged_.emplace(s->not_before, std::move(a));
       } else {
         Run(std::move(a));
@@ -391,7 +391,7 @@ std::string SimDriver::FormatAction(const Action& action) {
     std::string line =
         absl::StrCat("start run ", s->run, " ", s->fire.ToString(),
                      " attempt=", s->attempt, " token=", s->token);
-    if (s->not_before > now_.mono) {
+    if (s->staged) {
       absl::StrAppend(&line, " staged until +",
                       absl::FormatDuration(s->not_before - now_.mono));
     }
