@@ -51,6 +51,17 @@ void FaultInjectionStore::Reset() {
   delay_clock_ = nullptr;
 }
 
+void FaultInjectionStore::Crash() {
+  absl::MutexLock lock(&mu_);
+  crashed_ = true;
+  ++crashes_;
+}
+
+void FaultInjectionStore::Restart() {
+  absl::MutexLock lock(&mu_);
+  crashed_ = false;
+}
+
 FaultInjectionStore::Counters FaultInjectionStore::counters() const {
   absl::MutexLock lock(&mu_);
   return counters_;
@@ -60,13 +71,23 @@ FaultInjectionStore::Fault FaultInjectionStore::Begin(bool write,
                                                       absl::Status* injected) {
   absl::Duration delay;
   Clock* clock;
+  int64_t crashes;
   {
     absl::MutexLock lock(&mu_);
     delay = delay_;
     clock = delay_clock_;
+    crashes = crashes_;
   }
   if (clock != nullptr && delay > absl::ZeroDuration()) clock->SleepFor(delay);
   absl::MutexLock lock(&mu_);
+  if (crashed_ || crashes_ != crashes) {
+    ++(write ? counters_.failed_writes : counters_.failed_reads);
+    *injected = absl::UnavailableError(
+        crashes_ != crashes
+            ? "injected: the store crashed before this call committed"
+            : "injected: the store is down (crashed)");
+    return Fault::kFail;
+  }
   if (!write) {
     ++counters_.reads;
     if (fail_reads_ == 0) return Fault::kNone;

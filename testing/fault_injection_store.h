@@ -6,6 +6,8 @@
 //   store.MakeNextWritesIndeterminate(1);  // applied, reported
 //   DeadlineExceeded store.FailNextReads(2, absl::UnavailableError("disk"));
 //   store.SetDelay(absl::Seconds(2), &simulated_clock);  // every call waits
+//   store.Crash();    // calls not yet committed are dropped; all calls fail
+//   store.Restart();  // the base, with what was committed, answers again
 //
 // Writes are the methods that change the store (leases, PutJobs, DeleteJob,
 // ClaimFires, TransitionRuns, ApplyRetention, CheckIdempotencyKey); reads are
@@ -55,8 +57,14 @@ class FaultInjectionStore final : public Store {
           "injected: outcome unknown (the write may have been applied)"));
   // Every call first sleeps `delay` on `clock`; zero turns delays off.
   void SetDelay(absl::Duration delay, Clock* clock);
-  // Disarms every fault and delay.
+  // Disarms every fault and delay (not a crash: see Restart).
   void Reset();
+  // A simulated crash of the store's process: every call still on its way
+  // (sleeping its delay, so not yet committed) is dropped and answers
+  // Unavailable without reaching the base store, and so does every later
+  // call until Restart. The base keeps exactly what was committed before.
+  void Crash();
+  void Restart();
 
   struct Counters {
     int64_t reads = 0;
@@ -124,6 +132,8 @@ class FaultInjectionStore final : public Store {
   absl::Duration delay_ ABSL_GUARDED_BY(mu_);
   Clock* delay_clock_ ABSL_GUARDED_BY(mu_) = nullptr;
   Counters counters_ ABSL_GUARDED_BY(mu_);
+  bool crashed_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t crashes_ ABSL_GUARDED_BY(mu_) = 0;  // calls remember the count
 };
 
 }  // namespace chime::testing

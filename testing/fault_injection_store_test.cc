@@ -100,5 +100,32 @@ TEST_F(FaultInjectionStoreTest, DelayWaitsOnTheSimulatedClock) {
   EXPECT_THAT(store_.GetInfo(kForever), IsOk());  // no delay: no waiting
 }
 
+TEST_F(FaultInjectionStoreTest, ACrashDropsWhatWasNotCommittedAndKeepsTheRest) {
+  ASSERT_THAT(store_.ClaimFires(fence_, OneClaim(1), kForever), IsOk());
+  // A claim of another fire is on its way (sleeping its delay) when the store
+  // crashes: it never reaches the base.
+  store_.SetDelay(absl::Seconds(5), &clock_);
+  ClaimBatch second;
+  second.claims = {
+      FireClaim{FireRef{job_.id, 1, absl::UnixEpoch() + absl::Minutes(1)}, 2}};
+  absl::Status result = absl::UnknownError("not run");
+  std::thread caller(
+      [&] { result = store_.ClaimFires(fence_, second, kForever); });
+  ASSERT_TRUE(clock_.BlockUntilWaiters(1));
+  store_.Crash();
+  clock_.AdvanceBy(absl::Seconds(5));
+  caller.join();
+  EXPECT_THAT(result, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(result.message(), ::testing::HasSubstr("before this call"));
+  store_.Reset();  // no delay; still down
+  EXPECT_THAT(store_.GetInfo(kForever),
+              StatusIs(absl::StatusCode::kUnavailable));
+  store_.Restart();
+  absl::StatusOr<StoreInfo> info = store_.GetInfo(kForever);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->max_run_id, 1u);  // the committed claim, not the dropped one
+  EXPECT_EQ(ClaimedBy(store_), 1u);
+}
+
 }  // namespace
 }  // namespace chime::testing

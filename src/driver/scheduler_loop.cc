@@ -358,6 +358,7 @@ void SchedulerImpl::Acknowledge(const core::PersistAction& batch) {
 
 void SchedulerImpl::BeginShutdown(absl::Duration grace) {
   stopping_ = true;
+  if (writer_ != nullptr) writer_->GiveUpWhenDown();
   shutdown_deadline_ = clock_.MonoNow() + std::max(grace, absl::ZeroDuration());
   // Removing every job stops new fires and cancels the runs not yet started;
   // running attempts finish and are recorded, but not retried.

@@ -11,11 +11,13 @@
 #include "gtest/gtest.h"
 #include "src/driver/scheduler_test_util.h"
 #include "src/store/sqlite_store.h"
+#include "testing/fault_injection_store.h"
 #include "testing/status_matchers.h"
 
 namespace chime::driver::testing {
 namespace {
 
+using ::chime::testing::FaultInjectionStore;
 using ::chime::testing::IsOk;
 using ::chime::testing::StatusIs;
 using ::testing::ElementsAre;
@@ -23,6 +25,12 @@ using ::testing::HasSubstr;
 
 class RecoveryTest : public SchedulerTest {
  protected:
+  static std::string MakeTempDir() {
+    char dir[] = "/tmp/chime-recovery-XXXXXX";
+    EXPECT_NE(mkdtemp(dir), nullptr);
+    return dir;
+  }
+
   // Stops the scheduler as a clean shutdown does, then lets the clock run
   // while none is running.
   void StopAndWaitUntil(absl::Duration d) {
@@ -231,10 +239,60 @@ TEST_F(RecoveryTest, ASecondSchedulerOnTheSameStoreIsRefused) {
   EXPECT_THAT(CreateScheduler(options), IsOk());
 }
 
+TEST_F(RecoveryTest, AClaimTheStoreNeverCommittedIsDecidedAgain) {
+  // The store crashes while the 00:02 claim is on its way: the claim is not
+  // in the store, the run never starts, and shutdown does not hang on the
+  // dead store. The next scheduler (on the same database) decides 00:02
+  // again and runs it -- once.
+  const std::string dir = MakeTempDir();
+  store::SqliteStore::Options options;
+  options.data_dir = dir;
+  options.clock = &clock_;
+  auto base = store::SqliteStore::Open(options);
+  ASSERT_THAT(base, IsOk());
+  auto faulty = std::make_shared<FaultInjectionStore>(
+      std::unique_ptr<Store>(*std::move(base)));
+  store_ = faulty;
+  JobSpec spec = Cron("a", "* * * * *");
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");
+  faulty->SetDelay(absl::Seconds(5), &clock_);
+  AdvanceTo(absl::Minutes(2));
+  // The scheduler thread sleeps, and the writer sleeps in the claim's delay.
+  ASSERT_TRUE(clock_.BlockUntilWaiters(2));
+  faulty->Crash();
+  clock_.AdvanceBy(absl::Seconds(5));
+  faulty->Reset();  // no more delays; the store stays down
+  scheduler_->Shutdown(absl::ZeroDuration());
+  scheduler_.reset();
+  store_.reset();
+  faulty.reset();  // closes the database
+  EXPECT_EQ(recorder_.seen().size(), 1u) << recorder_.Dump();
+
+  auto reopened = store::SqliteStore::Open(options);
+  ASSERT_THAT(reopened, IsOk());
+  store_ = std::shared_ptr<Store>(*std::move(reopened));
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  recorder_.WaitForEvent(FireId("a", absl::Minutes(2)), "succeeded");
+  const std::vector<Seen> seen = recorder_.seen();
+  ASSERT_EQ(seen.size(), 2u) << recorder_.Dump();
+  EXPECT_EQ(seen[1].fire_id, FireId("a", absl::Minutes(2)));
+  const std::optional<ClaimInfo> claim =
+      GetClaim(FireAt("a", absl::Minutes(2)));
+  ASSERT_TRUE(claim.has_value());
+  EXPECT_EQ(claim->run, seen[1].run_id);
+  scheduler_.reset();
+  store_.reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(RecoveryTest, SqliteStoreCarriesJobsAndRunIdsAcrossProcesses) {
-  char dir_template[] = "/tmp/chime-recovery-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
+  const std::string dir = MakeTempDir();
   store::SqliteStore::Options options;
   options.data_dir = dir;
   options.clock = &clock_;

@@ -18,8 +18,8 @@ bool Indeterminate(const absl::Status& s) {
          absl::IsResourceExhausted(s);
 }
 
-// Once Stop is called, a write the store keeps refusing as unavailable is
-// given up after this many sends (the process is going away).
+// Once the scheduler is shutting down, a write the store keeps refusing as
+// unavailable is given up after this many sends.
 constexpr int kSendsWhileStopping = 3;
 
 }  // namespace
@@ -41,10 +41,16 @@ StoreWriter::StoreWriter(Store& store, Clock& clock, Fence fence,
 
 StoreWriter::~StoreWriter() { Stop(); }
 
+void StoreWriter::GiveUpWhenDown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  give_up_ = true;
+}
+
 void StoreWriter::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    give_up_ = true;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -160,7 +166,7 @@ absl::Status StoreWriter::Retry(
     absl::Status s = write(clock_.MonoNow() + options_.call_timeout);
     if (!Indeterminate(s)) return s;
     std::unique_lock<std::mutex> lock(mu_);
-    if (stop_ && sends >= kSendsWhileStopping) return s;
+    if (give_up_ && sends >= kSendsWhileStopping) return s;
     std::fprintf(stderr, "chime: store write failed (%s); sending it again\n",
                  s.ToString().c_str());
     cv_.wait_for(lock, absl::ToChronoNanoseconds(pause));
@@ -169,6 +175,14 @@ absl::Status StoreWriter::Retry(
 }
 
 void StoreWriter::Fatal(const absl::Status& status) {
+  if (Indeterminate(status)) {
+    // Given up while shutting down (Retry): not a disagreement with the
+    // store. The next scheduler finds what was not written undecided or
+    // unfinished.
+    std::fprintf(stderr, "chime: store write given up: %s\n",
+                 status.ToString().c_str());
+    return;
+  }
   if (failed_) return;
   failed_ = true;
   on_fatal_(status);
@@ -202,7 +216,7 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
   for (size_t k = 0; k < records->size(); ++k) {
     const JobRecord& record = (*records)[k];
     if (record.generation != generations[k]) {
-      Fatal(absl::InternalError(absl::StrCat(
+      Fatal(absl::FailedPreconditionError(absl::StrCat(
           "job ", record.spec.key.ToString(), ": the store has generation ",
           record.generation, ", the scheduler ", generations[k])));
       return i;
@@ -243,7 +257,8 @@ absl::Status StoreWriter::Claim(
                   [&](const MissedRecord& m) { return unknown(m.job); }) ||
       std::any_of(claim.watermarks.begin(), claim.watermarks.end(),
                   [&](const WatermarkAdvance& w) { return unknown(w.job); })) {
-    Fatal(absl::InternalError("a persist batch names a job never put"));
+    Fatal(
+        absl::FailedPreconditionError("a persist batch names a job never put"));
     return absl::UnavailableError("store writer failed");
   }
   return Retry([&](MonoTime deadline) {

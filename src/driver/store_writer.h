@@ -104,7 +104,14 @@ class StoreWriter {
   // True when nothing is queued or being written, and no completion waits.
   bool Idle();
 
-  // Writes what is queued, then stops the thread. Idempotent.
+  // The scheduler is shutting down: from now on a write the store keeps
+  // answering unavailable is given up after a few sends (and its batch
+  // answered Unavailable), so that shutdown does not wait for a store that
+  // is down. What was given up is decided again by the next scheduler (its
+  // runs are found unfinished, the watermark did not move).
+  void GiveUpWhenDown();
+  // Writes what is queued (GiveUpWhenDown first), then stops the thread.
+  // Idempotent.
   void Stop();
 
  private:
@@ -137,6 +144,8 @@ class StoreWriter {
   absl::Status Retry(const std::function<absl::Status(MonoTime)>& write);
   // ClaimFires of `batches` as one call.
   absl::Status Claim(const std::vector<const core::PersistAction*>& batches);
+  // A refusal the Plan cannot handle: on_fatal, then every later write is
+  // dropped. (A write given up while shutting down is only logged.)
   void Fatal(const absl::Status& status);
   void Complete(std::vector<Completion> done);
   JobId IdOf(const JobKey& key);
@@ -157,6 +166,7 @@ class StoreWriter {
   std::deque<Item> queue_;             // guarded by mu_
   bool busy_ = false;                  // guarded by mu_: writing a batch
   bool stop_ = false;                  // guarded by mu_
+  bool give_up_ = false;               // guarded by mu_
   std::vector<Completion> completed_;  // guarded by mu_
   std::thread thread_;
 };

@@ -90,14 +90,20 @@ class Db {
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
 
-  // Runs one or more statements that return nothing.
+  // Runs one or more statements that return nothing, parsing them each time.
   absl::Status Exec(absl::string_view sql);
+  // Runs one statement that returns nothing from the statement cache: for
+  // those run at every write, such as SAVEPOINT and COMMIT.
+  absl::Status Run(absl::string_view sql);
   // The cached statement for `sql`, ready to bind; prepared on first use.
   // Internal error if the statement is still on loan (a caller nesting two
   // uses of one SQL text: the inner would reset the outer's bindings).
   absl::StatusOr<StmtRef> Prepare(absl::string_view sql);
   // Rows changed by the last INSERT, UPDATE or DELETE.
   int64_t Changes() const;
+  // Whether a transaction is open. False after SQLite rolled one back by
+  // itself, as it may on an I/O error, a full disk or running out of memory.
+  bool InTransaction() const;
 
   // The status for a failed SQLite call `rc`, naming the file and `what`.
   absl::Status Error(int rc, absl::string_view what) const;

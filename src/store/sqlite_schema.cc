@@ -131,4 +131,22 @@ absl::Status SetMeta(Db& db, absl::string_view key, int64_t value) {
   return stmt->Bind(1, value).Bind(2, key).Run();
 }
 
+absl::StatusOr<int64_t> MaxRunId(Db& db) {
+  ASSIGN_OR_RETURN(
+      StmtRef stmt,
+      db.Prepare("SELECT MAX(value, COALESCE((SELECT MAX(id) FROM runs), 0)) "
+                 "FROM meta WHERE key = 'max_run_id'"));
+  ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) {
+    return absl::DataLossError(
+        absl::StrCat(db.path(), ": meta row \"max_run_id\" is missing"));
+  }
+  return stmt->Int(0);
+}
+
+absl::Status KeepMaxRunId(Db& db) {
+  ASSIGN_OR_RETURN(int64_t max_run, MaxRunId(db));
+  return SetMeta(db, "max_run_id", max_run);
+}
+
 }  // namespace chime::store

@@ -30,6 +30,13 @@ absl::StatusOr<int64_t> MigrateSchema(Db& db);
 absl::StatusOr<int64_t> GetMeta(Db& db, absl::string_view key);
 absl::Status SetMeta(Db& db, absl::string_view key, int64_t value);
 
+// The highest RunId ever claimed: the larger of the runs table's highest id
+// and meta.max_run_id, which a claim does not touch (that would add a write
+// of a shared row to every claim) but retention raises to the highest id it
+// is about to delete (KeepMaxRunId, before deleting).
+absl::StatusOr<int64_t> MaxRunId(Db& db);
+absl::Status KeepMaxRunId(Db& db);
+
 }  // namespace chime::store
 
 #endif  // CHIME_SRC_STORE_SQLITE_SCHEMA_H_

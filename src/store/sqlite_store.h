@@ -142,15 +142,30 @@ class SqliteStore final : public Store {
   struct WriteOp {
     absl::FunctionRef<absl::Status(Db&)> apply;
     MonoTime deadline;
+    bool writes_leases = false;  // may change a lease's holder or token
     absl::Status result;
     bool done = false;
+  };
+
+  // The fence check's reading of one lease, valid until the store thread's
+  // transaction ends or a lease write runs: within one transaction only the
+  // store thread's own lease writes change a lease, so the group's writes
+  // under one fence read it once.
+  struct FenceCache {
+    bool valid = false;
+    std::string lease;
+    int64_t token = 0;  // 0: released, or never granted
   };
 
   SqliteStore(Options options, Clock& clock);
 
   // Queues `apply` and waits until its transaction has committed (or failed).
   absl::Status Write(MonoTime deadline,
-                     absl::FunctionRef<absl::Status(Db&)> apply);
+                     absl::FunctionRef<absl::Status(Db&)> apply,
+                     bool writes_leases = false);
+  // Write, for a write that may change a lease's holder or token.
+  absl::Status WriteLeases(MonoTime deadline,
+                           absl::FunctionRef<absl::Status(Db&)> apply);
   // Runs `read` on the read connection inside one read transaction.
   absl::Status Read(MonoTime deadline,
                     absl::FunctionRef<absl::Status(Db&)> read);
@@ -164,6 +179,7 @@ class SqliteStore final : public Store {
   int lock_fd_ = -1;
   int64_t epoch_ = 0;
   std::unique_ptr<Db> writer_;  // used by the store thread only (after Open)
+  FenceCache fence_cache_;      // the store thread's
 
   absl::Mutex read_mu_;
   std::unique_ptr<Db> reader_ ABSL_GUARDED_BY(read_mu_);

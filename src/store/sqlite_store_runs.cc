@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
 #include "src/store/retention.h"
+#include "src/store/sqlite_schema.h"
 #include "src/store/sqlite_store.h"
 #include "src/store/store_util.h"
 
@@ -114,27 +115,25 @@ absl::Status SqliteStore::TransitionRuns(const Fence& fence,
     // savepoint undoes them all if one is refused.
     for (const RunTransition& t : batch) {
       RunState current;
+      bool in_history;
       {
-        ASSIGN_OR_RETURN(StmtRef stmt,
-                         db.Prepare("SELECT state FROM runs WHERE id = ?"));
-        ASSIGN_OR_RETURN(bool row, stmt->Bind(1, Id(t.run)).Step());
+        ASSIGN_OR_RETURN(
+            StmtRef stmt,
+            db.Prepare("SELECT state, EXISTS (SELECT 1 FROM transitions "
+                       "WHERE run_id = ?1 AND from_state = ?2 AND "
+                       "to_state = ?3 AND attempt = ?4) FROM runs "
+                       "WHERE id = ?1"));
+        ASSIGN_OR_RETURN(bool row, stmt->Bind(1, Id(t.run))
+                                       .Bind(2, static_cast<int64_t>(t.from))
+                                       .Bind(3, static_cast<int64_t>(t.to))
+                                       .Bind(4, t.attempt)
+                                       .Step());
         if (!row) {
           return absl::NotFoundError(
               absl::StrCat("run ", t.run, " does not exist"));
         }
         current = static_cast<RunState>(stmt->Int(0));
-      }
-      bool in_history;
-      {
-        ASSIGN_OR_RETURN(
-            StmtRef stmt,
-            db.Prepare("SELECT 1 FROM transitions WHERE run_id = ? AND "
-                       "from_state = ? AND to_state = ? AND attempt = ?"));
-        ASSIGN_OR_RETURN(in_history, stmt->Bind(1, Id(t.run))
-                                         .Bind(2, static_cast<int64_t>(t.from))
-                                         .Bind(3, static_cast<int64_t>(t.to))
-                                         .Bind(4, t.attempt)
-                                         .Step());
+        in_history = stmt->Int(1) != 0;
       }
       ASSIGN_OR_RETURN(bool apply, CheckTransition(current, t, in_history));
       if (apply) {
@@ -268,8 +267,10 @@ absl::StatusOr<RetentionResult> SqliteStore::ApplyRetention(
                                NanosToTime(stmt->Int(3)), stmt->Int(4)});
       }
     }
-    for (RunId id :
-         SelectRunsToDelete(std::move(finished), total, policy, now)) {
+    const std::vector<RunId> doomed =
+        SelectRunsToDelete(std::move(finished), total, policy, now);
+    if (!doomed.empty()) RETURN_IF_ERROR(KeepMaxRunId(db));
+    for (RunId id : doomed) {
       RETURN_IF_ERROR(DeleteRun(db, id));
       ++result.runs_deleted;
     }
