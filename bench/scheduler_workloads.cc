@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -28,6 +29,8 @@
 #include "chime/job.h"
 #include "chime/scheduler.h"
 #include "nlohmann/json.hpp"
+#include "src/store/memory_store.h"
+#include "src/store/sqlite_store.h"
 
 #ifndef CHIME_VERSION
 #define CHIME_VERSION "0.1.0"
@@ -41,7 +44,11 @@ const std::map<std::string, std::string> kSchedulerDefaults = {
     {"workers", "2"},
     {"max-runs", "4096"},
     {"timeout-s", "600"},
-    {"lookahead-ms", "1000"}};
+    {"lookahead-ms", "1000"},
+    // none (decisions acknowledged at once), memory (store::MemoryStore,
+    // bounded history) or sqlite (store::SqliteStore, synced, in a temporary
+    // directory removed at exit).
+    {"store", "none"}};
 
 std::map<std::string, std::string> WithSchedulerDefaults(
     std::map<std::string, std::string> m) {
@@ -67,6 +74,33 @@ void StartWatchdog(const std::string& workload, const Args& args) {
   }).detach();
 }
 
+// The store named by --store (null for "none").
+absl::StatusOr<std::shared_ptr<Store>> MakeStore(const std::string& kind) {
+  if (kind == "none") return nullptr;
+  if (kind == "memory") {
+    store::MemoryStore::Options options;
+    options.max_finished_runs = 10000;
+    options.max_missed_records = 10000;
+    return std::make_shared<store::MemoryStore>(options);
+  }
+  if (kind != "sqlite") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--store: \"", kind, "\" is not none, memory or sqlite"));
+  }
+  static std::string dir;
+  char pattern[] = "/tmp/chime-bench-store-XXXXXX";
+  if (mkdtemp(pattern) == nullptr)
+    return absl::UnavailableError("--store sqlite: cannot create a directory");
+  dir = pattern;
+  std::atexit([] { std::filesystem::remove_all(dir); });
+  store::SqliteStore::Options options;
+  options.data_dir = dir;
+  absl::StatusOr<std::unique_ptr<store::SqliteStore>> opened =
+      store::SqliteStore::Open(options);
+  if (!opened.ok()) return opened.status();
+  return std::shared_ptr<Store>(*std::move(opened));
+}
+
 absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
                                                           bool start = true) {
   SchedulerOptions options;
@@ -74,6 +108,10 @@ absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
   options.max_concurrent_runs = static_cast<int>(args.Int("max-runs"));
   options.seed = 1;
   options.lookahead = absl::Milliseconds(args.Int("lookahead-ms"));
+  absl::StatusOr<std::shared_ptr<Store>> store =
+      MakeStore(args.String("store"));
+  if (!store.ok()) return store.status();
+  options.store = *std::move(store);
   auto scheduler = Scheduler::Create(options);
   if (!scheduler.ok()) return scheduler.status();
   if (start) {
@@ -91,7 +129,8 @@ nlohmann::json Header(const std::string& workload, int64_t n,
           {"config",
            {{"worker_threads", args.Int("workers")},
             {"max_concurrent_runs", args.Int("max-runs")},
-            {"lookahead_ms", args.Int("lookahead-ms")}}}};
+            {"lookahead_ms", args.Int("lookahead-ms")},
+            {"store", args.String("store")}}}};
 }
 
 // A spec whose late fires run (and count as late), beside earlier runs.
