@@ -124,10 +124,10 @@ struct SchedulerOptions {
   Clock* clock = nullptr;  // default: RealClock::Get()
   // Where jobs, claims, missed records and run history are kept. Null: no
   // store -- nothing is kept beyond the process's memory of what is running,
-  // and on_run_event is the only record (decisions are acknowledged at once). With a durable store the
-  // scheduler picks up where the last one on that store stopped -- see
-  // "Restarts" above. One scheduler per store: Create fails with
-  // FailedPrecondition while another holds the store's lease.
+  // and on_run_event is the only record (decisions are acknowledged at once).
+  // With a durable store the scheduler picks up where the last one on that
+  // store stopped -- see "Restarts" above. One scheduler per store: Create
+  // fails with FailedPrecondition while another holds the store's lease.
   std::shared_ptr<Store> store;
   int worker_threads = 4;  // attempts running at once in this process (>= 1)
   // The core's global limit (0 = worker_threads). Above worker_threads, started
@@ -179,7 +179,9 @@ class Scheduler {
   // The job's next scheduled fire time (InfiniteFuture if none).
   virtual absl::StatusOr<absl::Time> NextFireTime(const JobKey& key) = 0;
 
-  // Stops starting runs (runs not yet started are recorded cancelled), waits up
+  // Stops starting runs (runs not yet started are recorded cancelled -- with a
+  // store they are left pending instead, and the next scheduler on the store
+  // runs those whose time has not come, as a crash recovery would), waits up
   // to `grace` on the scheduler's clock for running attempts to finish, then
   // sets the cancelled flag of the rest and waits for them to return -- a
   // function that ignores the flag delays Shutdown -- records their outcomes

@@ -205,6 +205,11 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
 }
 
 absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out) {
+  return RemoveJob(key, now, out, Unstarted::kCancel);
+}
+
+absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out,
+                             Unstarted unstarted) {
   ASSIGN_OR_RETURN(Job * found, FindJob(key));
   Step(now, out);
   Job& job = *found;
@@ -225,8 +230,12 @@ absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out) {
   const uint32_t slot = job.slot;
   for (RunId id : std::vector<RunId>(job.runs)) {
     Run& run = *runs_.at(id);
-    if (run.state != RunState::kRunning)
+    if (run.state == RunState::kRunning) continue;
+    if (unstarted == Unstarted::kRelease) {
+      ReleaseRun(run, out);
+    } else {
       CancelRun(run, "job removed", now, out);
+    }
   }
   // With runs still going, the slot is freed when the last one ends.
   FreeSlotIfDone(slot);

@@ -320,6 +320,16 @@ class Plan {
   // recorded) but are not retried. A paused job's fires that came due while
   // paused are recorded missed (kPaused).
   absl::Status RemoveJob(const JobKey& key, Now now, Output* out);
+  // What a removal does to the job's runs that have not started.
+  enum class Unstarted {
+    kCancel,  // recorded cancelled, "job removed" (RemoveJob)
+    // Forgotten without a transition (a staged one once the driver gives it
+    // back): they stay as the store has them -- pending, retrying -- for the
+    // next scheduler on the store to adopt. For a scheduler shutting down.
+    kRelease,
+  };
+  absl::Status RemoveJob(const JobKey& key, Now now, Output* out,
+                         Unstarted unstarted);
   // Pausing stops new fires; resuming records the fires due while paused as
   // missed (kPaused) and continues from `now`.
   absl::Status PauseJob(const JobKey& key, Now now, Output* out);
@@ -403,7 +413,10 @@ class Plan {
   // Cancels a run that has not started: at once, or, if staged, once the
   // driver gives it back.
   void CancelRun(Run& run, std::string detail, Now now, Output* out);
-  enum class UnstageWhy : uint8_t { kNone, kCancel, kRetime };
+  // Why a staged attempt is taken back; a later reason replaces an earlier
+  // one only if it ranks higher (a cancel outranks a release, which outranks
+  // a re-timing).
+  enum class UnstageWhy : uint8_t { kNone, kRetime, kRelease, kCancel };
   void Unstage(Run& run, UnstageWhy why, std::string detail, Output* out);
   // Cancels the job's runs decided ahead of their (future) time.
   void CancelDecidedAhead(Job& job, absl::string_view why, Now now,
@@ -426,6 +439,12 @@ class Plan {
   void StartReady(Now now, Output* out);
   void FinishRun(Run& run, RunState to, std::string detail, Now now,
                  Output* out);
+  // Takes a run that has not started out of the Plan without a transition
+  // (Unstarted::kRelease).
+  void ReleaseRun(Run& run, Output* out);
+  // FinishRun's bookkeeping: the run leaves the queue, its timer, its job and
+  // runs_; returns its job, or null if that job was removed and is gone too.
+  Job* DropRun(Run& run);
   void ReleaseBuffered(Job& job, Now now, Output* out);
   void FlushPersist(PersistAction persist, Now now, Output* out);
   int64_t MonoMs(MonoTime t) const;

@@ -120,11 +120,18 @@ void Plan::Unstage(Run& run, UnstageWhy why, std::string detail, Output* out) {
   if (run.unstage == UnstageWhy::kNone) {
     out->actions.push_back(UnstageAction{run.id, run.attempt});
   }
-  // A cancel outranks a re-timing.
-  if (run.unstage != UnstageWhy::kCancel) {
+  if (why >= run.unstage) {
     run.unstage = why;
     run.unstage_detail = std::move(detail);
   }
+}
+
+void Plan::ReleaseRun(Run& run, Output* out) {
+  if (run.staged) {
+    Unstage(run, UnstageWhy::kRelease, "", out);  // dropped once given back
+    return;
+  }
+  DropRun(run);
 }
 
 void Plan::Transition(Run& run, RunState to, int attempt, std::string detail,
@@ -164,12 +171,26 @@ void Plan::EnqueueReady(Run& run, Now now) {
   run.in_queue = true;
 }
 
-void Plan::FinishRun(Run& run, RunState to, std::string detail, Now now,
-                     Output* out) {
+Plan::Job* Plan::DropRun(Run& run) {
   Job& job = *job_slots_[run.job_slot];
   if (run.in_queue) ready_.Remove(run.id);
   run.in_queue = false;
   DisarmRunTimer(run);
+  if (run.held) {
+    job.buffered.erase(
+        std::find(job.buffered.begin(), job.buffered.end(), run.id));
+  } else {
+    --job.active;
+  }
+  job.runs.erase(std::find(job.runs.begin(), job.runs.end(), run.id));
+  runs_.erase(run.id);  // `run` is gone from here on
+  if (!job.removed) return &job;
+  FreeSlotIfDone(job.slot);  // `job` may be gone from here on
+  return nullptr;
+}
+
+void Plan::FinishRun(Run& run, RunState to, std::string detail, Now now,
+                     Output* out) {
   Transition(run, to, run.attempt, std::move(detail), out);
   switch (to) {
     case RunState::kSucceeded:
@@ -182,19 +203,7 @@ void Plan::FinishRun(Run& run, RunState to, std::string detail, Now now,
       ++counters_.runs_cancelled;
       break;
   }
-  if (run.held) {
-    job.buffered.erase(
-        std::find(job.buffered.begin(), job.buffered.end(), run.id));
-  } else {
-    --job.active;
-  }
-  job.runs.erase(std::find(job.runs.begin(), job.runs.end(), run.id));
-  runs_.erase(run.id);  // `run` is gone from here on
-  if (job.removed) {
-    FreeSlotIfDone(job.slot);  // `job` may be gone from here on
-    return;
-  }
-  ReleaseBuffered(job, now, out);
+  if (Job* job = DropRun(run); job != nullptr) ReleaseBuffered(*job, now, out);
 }
 
 void Plan::ReleaseBuffered(Job& job, Now now, Output* out) {
@@ -264,6 +273,10 @@ void Plan::OnUnstaged(Run& run, Now now, Output* out) {
   if (why == UnstageWhy::kCancel) {
     FinishRun(run, RunState::kCancelled, std::move(run.unstage_detail), now,
               out);
+    return;
+  }
+  if (why == UnstageWhy::kRelease) {
+    DropRun(run);
     return;
   }
   // Re-timed (the wall clock was stepped): wait for its time anew.

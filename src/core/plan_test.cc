@@ -255,6 +255,34 @@ TEST(Plan, ALostRunWaitingForASlotIsCancelledWhenItsJobIsRemoved) {
   EXPECT_TRUE(cancelled);
 }
 
+TEST(Plan, RemovingAJobForShutdownReleasesItsUnstartedRunsWithoutARecord) {
+  PlanOptions options;
+  options.lookahead = absl::Seconds(1);
+  Harness h(options);
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.overlap.action = OverlapAction::kAllow;
+  ASSERT_THAT(h.Add(spec), IsOk());
+  h.AdvanceBy(absl::Seconds(59) + absl::Milliseconds(500));  // 00:01 staged
+  ASSERT_EQ(h.starts().size(), 1u);
+  const RunId run = h.starts()[0].run;
+  EXPECT_EQ(h.plan().GetRunState(run), RunState::kPending);
+  h.TakeLog();
+  Output out;
+  ASSERT_THAT(h.plan().RemoveJob(JobKey{"default", "a"}, h.now(), &out,
+                                 Plan::Unstarted::kRelease),
+              IsOk());
+  ASSERT_EQ(out.actions.size(), 1u);  // take the staged attempt back...
+  ASSERT_TRUE(std::holds_alternative<UnstageAction>(out.actions[0]));
+  Output back;
+  AttemptFinishedEvent unstaged{run, 1, AttemptOutcome::kCancelled, ""};
+  unstaged.started = false;
+  h.plan().OnEvent(unstaged, h.now(), &back);
+  for (const Action& a : back.actions)  // ...and record nothing
+    EXPECT_FALSE(std::holds_alternative<TransitionAction>(a));
+  EXPECT_EQ(h.plan().GetRunState(run), std::nullopt);
+  EXPECT_EQ(h.plan().num_jobs(), 0u);
+}
+
 TEST(Plan, OverlapSkipRecordsTheSkippedFire) {
   Harness h;
   JobSpec spec = Cron("a", "* * * * *");

@@ -49,12 +49,14 @@
 // Plan's wake_at or a notification.
 //
 // Shutdown(grace): the driver removes every job from the Plan (runs not yet
-// started are recorded cancelled, "job removed"; running ones are not
-// retried), waits for running attempts until `grace` has passed on the clock,
-// then sets the cancelled flag of the rest and waits -- without a time limit:
-// a function that never returns blocks Shutdown -- for them to return. Their
-// outcomes are recorded (an error after the cancel: cancelled, detail
-// "shutdown: ..."). Then the scheduler thread and the workers are joined.
+// started are recorded cancelled, "job removed" -- with a store they are
+// released instead: left pending for the next scheduler to adopt; running
+// ones are not retried), waits for running attempts until `grace` has passed on
+// the clock, then sets the cancelled flag of the rest and waits -- without a
+// time limit: a function that never returns blocks Shutdown -- for them to
+// return. Their outcomes are recorded (an error after the cancel: cancelled,
+// detail "shutdown: ..."). Then the scheduler thread and the workers are
+// joined.
 //
 // AddJob validates and parses the job on the caller's thread and queues it
 // without waiting: the scheduler thread applies commands in order, so every

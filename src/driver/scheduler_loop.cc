@@ -360,12 +360,19 @@ void SchedulerImpl::BeginShutdown(absl::Duration grace) {
   stopping_ = true;
   if (writer_ != nullptr) writer_->GiveUpWhenDown();
   shutdown_deadline_ = clock_.MonoNow() + std::max(grace, absl::ZeroDuration());
-  // Removing every job stops new fires and cancels the runs not yet started;
-  // running attempts finish and are recorded, but not retried.
+  // Removing every job stops new fires and cancels (without a store) or
+  // releases (with one) the runs not yet started; running attempts finish
+  // and are recorded, but not retried.
   for (const auto& [key, fn] : functions_) {
     core::Output& out = Scratch();
-    if (absl::Status s = plan_.RemoveJob(key, Now(), &out); !s.ok())
+    // With a store, runs not started are left to the next scheduler.
+    if (absl::Status s = plan_.RemoveJob(key, Now(), &out,
+                                         writer_ != nullptr
+                                             ? core::Plan::Unstarted::kRelease
+                                             : core::Plan::Unstarted::kCancel);
+        !s.ok()) {
       Die(s.ToString());
+    }
     Absorb(out, false);
   }
   functions_.clear();

@@ -194,6 +194,34 @@ TEST_F(RecoveryTest, ARunClaimedAheadWhoseTimeHasNotComeRunsAtItsTime) {
   EXPECT_EQ(seen[0].started_at, Wall(absl::Minutes(2)));
 }
 
+TEST_F(RecoveryTest, AGracefulRestartLeavesRunsClaimedAheadToTheNextScheduler) {
+  // A deploy at 00:01:59.5 with the 00:02 fire already claimed and staged:
+  // shutdown leaves its run pending instead of cancelling it, and the next
+  // scheduler runs it at 00:02.
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.overlap.action = OverlapAction::kAllow;
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(2) - absl::Milliseconds(500));
+  const std::string fire = FireId("a", absl::Minutes(2));
+  recorder_.WaitForEvent(fire, "pending");
+  StopAndWaitUntil(absl::Minutes(2) - absl::Milliseconds(200));
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(2));
+  recorder_.WaitForEvent(fire, "succeeded");
+  EXPECT_THAT(recorder_.Transitions(fire),
+              ElementsAre("claiming->pending", "pending->running",
+                          "running->succeeded"));
+  const std::vector<Seen> seen = recorder_.seen();  // 00:01, then 00:02
+  ASSERT_EQ(seen.size(), 2u) << recorder_.Dump();
+  EXPECT_EQ(seen[1].fire_id, fire);
+  EXPECT_EQ(seen[1].started_at, Wall(absl::Minutes(2)));
+  EXPECT_GT(seen[1].token, seen[0].token);  // run by the new scheduler
+}
+
 TEST_F(RecoveryTest, ARunClaimedAheadOfAChangedScheduleIsCancelled) {
   JobSpec spec = Cron("a", "* * * * *");
   LeaveRunPending(spec, absl::Minutes(2), 7);
