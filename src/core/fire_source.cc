@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "src/core/job_validation.h"
 
 namespace chime::core {
 namespace {
@@ -86,6 +88,20 @@ absl::StatusOr<FireSource> FireSource::Create(const JobSpec& spec) {
       std::make_shared<const cron::Schedule>(*std::move(schedule));
   ScheduleCache::Get().Put(std::move(cache_key), source.schedule_);
   return source;
+}
+
+absl::StatusOr<FireSource> FireSource::Validate(const JobSpec& spec) {
+  std::optional<absl::StatusOr<FireSource>> source;
+  if (absl::Status s = ValidateJobSpec(spec,
+                                       [&] {
+                                         source = Create(spec);
+                                         return source->status();
+                                       });
+      !s.ok()) {
+    return s;
+  }
+  if (!source.has_value()) source = Create(spec);  // a one-shot trigger
+  return *std::move(source);
 }
 
 absl::Time FireSource::Next(absl::Time after) const {

@@ -26,6 +26,8 @@ class FireSource {
   // they are stable across restarts and differ between jobs. InvalidArgument
   // names the field, as ValidateJobSpec does.
   static absl::StatusOr<FireSource> Create(const JobSpec& spec);
+  // ValidateJobSpec(spec), then Create(spec), parsing the trigger once.
+  static absl::StatusOr<FireSource> Validate(const JobSpec& spec);
 
   // First fire time strictly after `after`, or absl::InfiniteFuture().
   absl::Time Next(absl::Time after) const;

@@ -1,6 +1,7 @@
 #include "chime/job.h"
 
 #include "absl/strings/str_cat.h"
+#include "src/core/job_validation.h"
 #include "src/time/rfc3339.h"
 
 namespace chime {
@@ -34,6 +35,21 @@ std::string FireKey::ToString() const {
 }
 
 absl::Status ValidateJobSpec(const JobSpec& spec) {
+  return core::ValidateJobSpec(spec, [&]() -> absl::Status {
+    const Trigger& t = spec.trigger;
+    auto s =
+        cron::Schedule::Parse(t.expression, {.dialect = t.dialect,
+                                             .day_match = t.day_match,
+                                             .zone = t.zone,
+                                             .hash_key = spec.key.ToString(),
+                                             .dst = t.dst});
+    if (!s.ok()) return FieldError("trigger.schedule", s.status().message());
+    return absl::OkStatus();
+  });
+}
+
+absl::Status core::ValidateJobSpec(
+    const JobSpec& spec, absl::FunctionRef<absl::Status()> check_schedule) {
   if (!ValidName(spec.key.name_space)) {
     return FieldError(
         "namespace",
@@ -47,13 +63,7 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   }
   const Trigger& t = spec.trigger;
   if (t.kind == Trigger::Kind::kSchedule) {
-    auto s =
-        cron::Schedule::Parse(t.expression, {.dialect = t.dialect,
-                                             .day_match = t.day_match,
-                                             .zone = t.zone,
-                                             .hash_key = spec.key.ToString(),
-                                             .dst = t.dst});
-    if (!s.ok()) return FieldError("trigger.schedule", s.status().message());
+    if (absl::Status s = check_schedule(); !s.ok()) return s;
   } else if (t.at == absl::InfinitePast() || t.at == absl::InfiniteFuture()) {
     return FieldError("trigger.at", "a one-shot trigger needs a finite time");
   }

@@ -109,8 +109,7 @@ absl::StatusOr<Plan::Job*> Plan::FindJob(const JobKey& key) {
 }
 
 absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
-  if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
-  absl::StatusOr<FireSource> source = FireSource::Create(spec);
+  absl::StatusOr<FireSource> source = FireSource::Validate(spec);
   if (!source.ok()) return source.status();
   return UpsertJob(spec, *std::move(source), now, out);
 }

@@ -104,8 +104,7 @@ absl::Status SchedulerImpl::AddJob(const JobSpec& spec, JobFunction fn) {
   if (!fn) return absl::InvalidArgumentError("fn: the job function is empty");
   // Everything the Plan could refuse is checked here, on the caller's thread;
   // the scheduler thread only applies the job, after every earlier command.
-  if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
-  absl::StatusOr<core::FireSource> source = core::FireSource::Create(spec);
+  absl::StatusOr<core::FireSource> source = core::FireSource::Validate(spec);
   if (!source.ok()) return source.status();
   PendingAdd add{spec, *std::move(source),
                  std::make_shared<const JobFunction>(std::move(fn)),
