@@ -67,6 +67,17 @@ ALTER TABLE jobs ADD COLUMN watermark_generation INTEGER NOT NULL DEFAULT 0;
 UPDATE jobs SET watermark_generation = generation
   WHERE watermark <> -9223372036854775807 - 1;
 )sql",
+    // 3: two indexes fewer, for fewer pages written per write. The claim's
+    // unique index leads with (job_id, scheduled), so it also serves a job's
+    // history newest first, which runs_by_job did; a run's transitions are
+    // few and adjacent under their primary key (run_id, seq), which serves
+    // the re-send check that transitions_by_step did.
+    R"sql(
+DROP INDEX runs_by_job;
+DROP INDEX runs_by_fire;
+CREATE UNIQUE INDEX runs_by_fire ON runs(job_id, scheduled, generation, manual);
+DROP INDEX transitions_by_step;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 

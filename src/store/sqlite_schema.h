@@ -17,7 +17,7 @@
 
 namespace chime::store {
 
-inline constexpr int64_t kSchemaVersion = 2;
+inline constexpr int64_t kSchemaVersion = 3;
 
 // Reads the schema version and applies the missing migrations. REQUIRES: a
 // write transaction is open. Returns the version found before migrating.

@@ -22,7 +22,9 @@
 // Group commit. Writes are queued to one store thread, which takes everything
 // queued (up to Options::max_batch_writes), applies each write in its own
 // SAVEPOINT (so a refused write is rolled back alone), commits once, and only
-// then completes every waiter. Under load one fsync serves many writers.
+// then completes every waiter. Under load one fsync serves many writers. The
+// fence check reads a lease once per group (a lease write in the group makes
+// the writes after it read it again).
 // Reads run on the caller's thread, on a second connection (WAL lets them
 // proceed during a commit) and see every acknowledged write.
 //

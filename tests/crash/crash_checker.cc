@@ -125,7 +125,7 @@ bool HasTransition(const RunDetail& run, RunState from, RunState to,
                      });
 }
 
-void CheckClaims(const History& h, CrashReport& r) {
+void CheckClaims(const History& h, absl::Time stopped, CrashReport& r) {
   absl::flat_hash_map<FireRef, std::vector<RunId>> by_fire;
   for (const auto& [id, run] : h.runs) {
     by_fire[run.run.fire].push_back(id);
@@ -135,10 +135,15 @@ void CheckClaims(const History& h, CrashReport& r) {
     const bool at_least_once =
         job != h.jobs.end() &&
         job->second.spec.delivery == Delivery::kAtLeastOnce;
-    if (!IsFinal(state) && (state != RunState::kLost || at_least_once)) {
-      r.unfinished.push_back(
-          absl::StrCat(h.FireId(run.run.fire), ": ", HistoryString(run)));
+    if (IsFinal(state) || (state == RunState::kLost && !at_least_once))
+      continue;
+    if (state != RunState::kRunning &&
+        run.run.fire.scheduled_time > stopped - kReleaseSlack) {
+      ++r.released;
+      continue;
     }
+    r.unfinished.push_back(
+        absl::StrCat(h.FireId(run.run.fire), ": ", HistoryString(run)));
   }
   for (auto& [fire, ids] : by_fire) {
     if (ids.size() < 2) continue;
@@ -388,19 +393,20 @@ std::string CrashReport::Counts() const {
       "jobs ", jobs, "; fires decided ", fires_decided, " (runs ", runs,
       ", missed ", missed_fires, " in ", missed_records,
       " records); scheduled times checked ", fires_checked,
-      "\nruns by state: ", absl::StrJoin(states, ", "), "\nacks ", acks,
-      "; witness lines ", witness_lines, " (fires executed ", fires_executed,
-      "; at-least-once fires retried ", fires_retried,
+      "\nruns by state: ", absl::StrJoin(states, ", "), " (", released,
+      " not started, left by the clean stop to the next scheduler)\nacks ",
+      acks, "; witness lines ", witness_lines, " (fires executed ",
+      fires_executed, "; at-least-once fires retried ", fires_retried,
       ", re-run after a crash ", fires_rerun_after_crash, ")");
 }
 
 absl::StatusOr<CrashReport> CheckCrashHistory(
     Store& store, absl::Span<const std::string> witness,
-    absl::Span<const std::string> acks) {
+    absl::Span<const std::string> acks, absl::Time stopped) {
   absl::StatusOr<History> history = ReadHistory(store);
   if (!history.ok()) return history.status();
   CrashReport report;
-  CheckClaims(*history, report);
+  CheckClaims(*history, stopped, report);
   CheckWitness(*history, witness, report);
   CheckAcks(*history, acks, report);
   CheckDecided(*history, report);

@@ -25,12 +25,15 @@
 //   at_most_once_repeated  an at-most-once fire whose body began twice;
 // and, as invariants of the same history:
 //   claimed_and_missed     a fire with a claim and also inside a missed record;
-//   unfinished             a run left pending, running or retrying, or left
-//                          lost although its job is at-least-once -- which a
-//                          history that ends with a clean Shutdown must not
-//                          have (the last scheduler started every lost
-//                          at-least-once run again, and Shutdown finishes or
-//                          cancels every run it has).
+//   unfinished             a run left running by the clean Shutdown (which
+//                          waits for every running attempt), or one left
+//                          pending, retrying, or lost although its job is
+//                          at-least-once, whose fire was due more than
+//                          kReleaseSlack before the stop began: the last
+//                          scheduler should have started it (a stuck run).
+//                          Later ones were released by Shutdown to the next
+//                          scheduler, as designed, and are counted in
+//                          `released`.
 //
 // Each violation is one line naming the fire or run and the evidence (store
 // contents, witness or ack lines). The counts say what was exercised.
@@ -76,6 +79,7 @@ struct CrashReport {
   std::vector<std::string> at_most_once_repeated;
   std::vector<std::string> claimed_and_missed;
   std::vector<std::string> unfinished;
+  int64_t released = 0;  // unstarted runs left to the next scheduler
 
   // Each list of violations above with what it means ("a FireKey claimed
   // twice"), for callers that check them all.
@@ -92,9 +96,13 @@ struct CrashReport {
 // Reads everything `store` has (jobs, runs with their history, missed
 // records) and checks it against the witness and ack lines (crash_log.h).
 // Errors: the store's, if it cannot be read.
+// `stopped`: when the clean stop began (the SIGTERM).
 absl::StatusOr<CrashReport> CheckCrashHistory(
     Store& store, absl::Span<const std::string> witness,
-    absl::Span<const std::string> acks);
+    absl::Span<const std::string> acks, absl::Time stopped);
+
+// How long before the stop a run left unstarted counts as stuck.
+inline constexpr absl::Duration kReleaseSlack = absl::Seconds(2);
 
 }  // namespace chime::crash
 

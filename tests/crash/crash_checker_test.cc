@@ -118,8 +118,9 @@ class CrashCheckerTest : public ::testing::Test {
     Ack(99, RunState::kClaiming, RunState::kCancelled, 0, 0, 5);
   }
 
-  absl::StatusOr<CrashReport> Check() {
-    return CheckCrashHistory(store_, witness_, acks_);
+  // The clean stop began at `stopped_s` (seconds, as T()).
+  absl::StatusOr<CrashReport> Check(int stopped_s = 100) {
+    return CheckCrashHistory(store_, witness_, acks_, T(stopped_s));
   }
 
   store::MemoryStore store_;
@@ -181,6 +182,12 @@ TEST_F(CrashCheckerTest, FindsEachKindOfViolation) {
   EXPECT_THAT(r->claimed_and_missed, ElementsAre(HasSubstr(Fire(0, 3))));
   EXPECT_THAT(r->unfinished, UnorderedElementsAre(HasSubstr("run 5 pending"),
                                                   HasSubstr("run 4 lost")));
+  // Had the stop begun at 4 s, run 5 (due at 3 s) would have been released
+  // by it, not stuck.
+  absl::StatusOr<CrashReport> early = Check(4);
+  ASSERT_THAT(early, IsOk());
+  EXPECT_THAT(early->unfinished, ElementsAre(HasSubstr("run 4 lost")));
+  EXPECT_EQ(early->released, 1);
 }
 
 }  // namespace

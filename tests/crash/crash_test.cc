@@ -181,6 +181,7 @@ TEST(CrashTest, KillNineLosesNothing) {
   const pid_t pid = SpawnHost(paths, jobs, seed + kills);
   ASSERT_GT(pid, 0);
   absl::SleepFor(kLastRun);
+  const absl::Time stopped = absl::Now();
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   std::optional<int> status = WaitFor(pid, kStopLimit);
   if (!status.has_value()) {
@@ -204,7 +205,7 @@ TEST(CrashTest, KillNineLosesNothing) {
   absl::StatusOr<std::vector<std::string>> acks = ReadLines(paths.acks);
   ASSERT_THAT(acks, IsOk());
   absl::StatusOr<CrashReport> report =
-      CheckCrashHistory(**store, *witness, *acks);
+      CheckCrashHistory(**store, *witness, *acks, stopped);
   ASSERT_THAT(report, IsOk());
 
   std::printf("crash test: %llu kills in %s, then a clean stop\n%s\n",

@@ -105,6 +105,26 @@ TEST_P(StoreConformance, RetentionCapsTotalBytesDeletingTheOldestFirst) {
   EXPECT_LE(after->run_bytes, policy.max_total_bytes);
 }
 
+// A restarted scheduler continues its RunIds after GetInfo().max_run_id: a
+// RunId stays counted after retention deleted its run.
+TEST_P(StoreConformance, RetentionKeepsTheHighestRunIdCounted) {
+  const JobRecord a = MustPut("a");
+  const Fence fence = MustAcquire();
+  MustClaim(fence, a, 0, 9);
+  MustFinish(fence, 9, 1);
+  MustClaim(fence, a, 50, 4);  // pending: kept
+  RetentionPolicy policy;
+  policy.max_age = absl::Minutes(40);
+  absl::StatusOr<RetentionResult> result =
+      store().ApplyRetention(policy, At(90), kForever);
+  ASSERT_THAT(result, IsOk());
+  ASSERT_EQ(result->runs_deleted, 1);
+  EXPECT_THAT(AllRunIds(store()), ElementsAre(4));
+  absl::StatusOr<StoreInfo> info = store().GetInfo(kForever);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->max_run_id, 9u);
+}
+
 IdempotencyRecord Key(const std::string& key, const std::string& response,
                       absl::Time at) {
   return IdempotencyRecord{key, "sha256:abc", response, at,

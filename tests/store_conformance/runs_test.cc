@@ -20,6 +20,21 @@ std::vector<RunState> States(const RunDetail& d) {
   return out;
 }
 
+// The RunIds of every page of `query` (at most ten pages), page by page.
+std::vector<std::vector<RunId>> Pages(Store& store, RunQuery query) {
+  std::vector<std::vector<RunId>> pages;
+  for (int i = 0; i < 10; ++i) {
+    absl::StatusOr<RunPage> page = store.ListRuns(query, MonoTime::Infinite());
+    EXPECT_THAT(page, IsOk());
+    if (!page.ok()) break;
+    pages.emplace_back();
+    for (const RunRecord& r : page->runs) pages.back().push_back(r.id);
+    if (!page->next) break;
+    query.after = page->next;
+  }
+  return pages;
+}
+
 TEST_P(StoreConformance, TransitionsAreCompareAndSetOnTheRunState) {
   const JobRecord job = MustPut("a");
   const Fence fence = MustAcquire();
@@ -167,18 +182,12 @@ TEST_P(StoreConformance, HistoryPagesNewestFirstByJobStateAndTime) {
   MustFinish(fence, 1, 1);                     // a at 0
   MustFinish(fence, 3, 6, RunState::kFailed);  // a at 5
   // Every run of job a, three at a time.
-  std::vector<RunId> seen;
   RunQuery query;
   query.job = a.id;
   query.limit = 3;
-  for (int pages = 0; pages < 10; ++pages) {
-    absl::StatusOr<RunPage> page = store().ListRuns(query, kForever);
-    ASSERT_THAT(page, IsOk());
-    for (const RunRecord& r : page->runs) seen.push_back(r.id);
-    if (!page->next) break;
-    query.after = page->next;
-  }
-  EXPECT_THAT(seen, ElementsAre(19, 17, 15, 13, 11, 9, 7, 5, 3, 1));
+  EXPECT_THAT(Pages(store(), query),
+              ElementsAre(ElementsAre(19, 17, 15), ElementsAre(13, 11, 9),
+                          ElementsAre(7, 5, 3), ElementsAre(1)));
   // By state.
   RunQuery failed;
   failed.state = RunState::kFailed;
@@ -196,6 +205,27 @@ TEST_P(StoreConformance, HistoryPagesNewestFirstByJobStateAndTime) {
   for (const RunRecord& r : page->runs) ids.push_back(r.id);
   EXPECT_THAT(ids, ElementsAre(8, 7, 6, 5));
   EXPECT_FALSE(page->next.has_value());
+}
+
+// Fires of one job at the same time -- of two generations, and a manual one --
+// come newest RunId first, and a page boundary between them loses none.
+TEST_P(StoreConformance, HistoryOfAJobOrdersRunsAtTheSameTimeByRunId) {
+  const JobRecord a = MustPut("a");
+  const Fence fence = MustAcquire();
+  ClaimBatch batch;
+  batch.claims = {FireClaim{FireRef{a.id, 1, At(10)}, 5},
+                  FireClaim{FireRef{a.id, 2, At(10)}, 7},
+                  FireClaim{FireRef{a.id, 1, At(10), true}, 9},
+                  FireClaim{FireRef{a.id, 1, At(5)}, 8},
+                  FireClaim{FireRef{a.id, 2, At(15)}, 2}};
+  batch.at = At(15);
+  ASSERT_THAT(store().ClaimFires(fence, batch, kForever), IsOk());
+  RunQuery query;
+  query.job = a.id;
+  query.limit = 2;
+  EXPECT_THAT(
+      Pages(store(), query),
+      ElementsAre(ElementsAre(2, 9), ElementsAre(7, 5), ElementsAre(8)));
 }
 
 }  // namespace

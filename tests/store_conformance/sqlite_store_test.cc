@@ -1,11 +1,12 @@
 // SqliteStore beyond the conformance suite: what only a durable, single-node
 // store promises -- reopening keeps everything, the epoch fences earlier
 // opens, one process per data directory, schema versions and migrations,
-// corruption, and group commit.
+// corruption. Group commit is in sqlite_group_commit_test.cc.
 #include "src/store/sqlite_store.h"
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -16,6 +17,7 @@
 #include "src/store/store_util.h"
 #include "testing/simulated_clock.h"
 #include "testing/status_matchers.h"
+#include "tests/store_conformance/sqlite_store_fixture.h"
 #include "tests/store_conformance/store_conformance.h"
 
 namespace chime::store {
@@ -25,35 +27,6 @@ using ::chime::testing::IsOk;
 using ::chime::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
-
-constexpr MonoTime kForever = MonoTime::Infinite();
-
-absl::Time At(int minutes) {
-  return SimulatedClock::DefaultStart() + absl::Minutes(minutes);
-}
-
-class SqliteStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = conformance::MakeTempDir(); }
-  void TearDown() override { conformance::RemoveDir(dir_); }
-
-  SqliteStore::Options Options() {
-    SqliteStore::Options options;
-    options.data_dir = dir_ + "/data";
-    options.clock = &clock_;
-    return options;
-  }
-  std::unique_ptr<SqliteStore> MustOpen() {
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store =
-        SqliteStore::Open(Options());
-    EXPECT_THAT(store, IsOk());
-    return store.ok() ? *std::move(store) : nullptr;
-  }
-  std::string DbPath() { return dir_ + "/data/" + SqliteStore::kDatabaseFile; }
-
-  SimulatedClock clock_;
-  std::string dir_;
-};
 
 TEST_F(SqliteStoreTest, ReopeningKeepsEverythingAcknowledged) {
   JobId job_id;
@@ -320,74 +293,6 @@ TEST_F(SqliteStoreTest, CorruptDatabaseIsReportedAndNotRecreated) {
   std::string content((std::istreambuf_iterator<char>(in)),
                       std::istreambuf_iterator<char>());
   EXPECT_EQ(content, garbage);
-}
-
-// Writers queued while the store thread is held go into one transaction.
-TEST_F(SqliteStoreTest, GroupCommitPutsConcurrentWritersInOneTransaction) {
-  std::unique_ptr<SqliteStore> store = MustOpen();
-  ASSERT_NE(store, nullptr);
-  constexpr int kWriters = 16;
-  const int64_t before = store->CommittedTransactions();
-  store->PauseWritesForTest();
-  std::vector<std::thread> writers;
-  std::vector<absl::Status> results(kWriters);
-  for (int i = 0; i < kWriters; ++i) {
-    writers.emplace_back([&, i] {
-      JobSpec spec;
-      spec.key.id = "job" + std::to_string(i);
-      spec.trigger.expression = "* * * * *";
-      results[i] = store->PutJob(spec, kNoRevision, kForever).status();
-    });
-  }
-  ASSERT_TRUE(store->AwaitQueuedWritesForTest(kWriters, absl::Seconds(30)));
-  store->ResumeWritesForTest();
-  for (std::thread& t : writers) t.join();
-  for (const absl::Status& s : results) EXPECT_THAT(s, IsOk());
-  EXPECT_EQ(store->CommittedTransactions() - before, 1);
-  absl::StatusOr<StoreInfo> info = store->GetInfo(kForever);
-  ASSERT_THAT(info, IsOk());
-  EXPECT_EQ(info->jobs, kWriters);
-}
-
-// A refused write in a group is rolled back alone; its neighbours commit.
-TEST_F(SqliteStoreTest, GroupCommitRollsBackARefusedWriteAlone) {
-  std::unique_ptr<SqliteStore> store = MustOpen();
-  ASSERT_NE(store, nullptr);
-  JobSpec spec;
-  spec.key.id = "a";
-  spec.trigger.expression = "* * * * *";
-  absl::StatusOr<JobRecord> job = store->PutJob(spec, kNoRevision, kForever);
-  ASSERT_THAT(job, IsOk());
-  absl::StatusOr<LeaseGrant> grant =
-      store->AcquireLease("scheduler", "node-a", absl::Hours(1), kForever);
-  ASSERT_THAT(grant, IsOk());
-  const Fence fence{"scheduler", grant->token};
-  const int64_t before = store->CommittedTransactions();
-  store->PauseWritesForTest();
-  // Claims 1 and 2 of one fire; claim 3 of another. Whichever of 1 and 2 the
-  // store takes first wins; the other is refused and writes nothing.
-  std::vector<std::thread> writers;
-  std::vector<absl::Status> results(3);
-  const int minutes[] = {5, 5, 10};
-  for (int i = 0; i < 3; ++i) {
-    writers.emplace_back([&, i] {
-      ClaimBatch batch;
-      batch.claims = {FireClaim{FireRef{job->id, 1, At(minutes[i])},
-                                static_cast<RunId>(i + 1)}};
-      results[i] = store->ClaimFires(fence, batch, kForever);
-    });
-  }
-  ASSERT_TRUE(store->AwaitQueuedWritesForTest(3, absl::Seconds(30)));
-  store->ResumeWritesForTest();
-  for (std::thread& t : writers) t.join();
-  EXPECT_EQ(store->CommittedTransactions() - before, 1);
-  EXPECT_EQ(results[0].ok() + results[1].ok(), 1);
-  EXPECT_THAT(results[0].ok() ? results[1] : results[0],
-              StatusIs(absl::StatusCode::kAlreadyExists));
-  EXPECT_THAT(results[2], IsOk());
-  absl::StatusOr<StoreInfo> info = store->GetInfo(kForever);
-  ASSERT_THAT(info, IsOk());
-  EXPECT_EQ(info->runs, 2);
 }
 
 }  // namespace
