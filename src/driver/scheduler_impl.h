@@ -143,8 +143,10 @@ class SchedulerImpl final : public Scheduler {
   // RunEvents are emitted for what is now recorded.
   void OnWritten(std::vector<StoreWriter::Completion> done);
   void OnAttemptsFinished(std::vector<core::Event>& events);
-  // Without a store: a batch is acknowledged at once.
-  void Acknowledge(const core::PersistAction& batch);
+  // Without a store: a batch is acknowledged at once (its PersistedEvent
+  // joins `acks`, which CarryOut hands to the Plan).
+  void Acknowledge(const core::PersistAction& batch,
+                   std::vector<core::Event>& acks);
   // Writes what is queued and releases the lease (no-op without a store).
   void StopWriting();
   void BeginShutdown(absl::Duration grace);

@@ -131,14 +131,17 @@ void SchedulerImpl::Loop() {
 
 void SchedulerImpl::CarryOut() {
   // Carrying out an action may queue more (an answer given at once): they
-  // are carried out in this loop too, in order.
+  // are carried out in this loop too, in order. Without a store, the
+  // batches met on the way are acknowledged together when the queue runs
+  // dry (one Plan step for all, e.g. a burst of added jobs).
+  std::vector<core::Event> acks;
   for (size_t i = 0; i < todo_.size(); ++i) {
     core::Action action = std::move(todo_[i]);
     if (auto* p = std::get_if<core::PersistAction>(&action)) {
       if (writer_ != nullptr) {
         writer_->Persist(std::move(*p));
       } else {
-        Acknowledge(*p);
+        Acknowledge(*p, acks);
       }
     } else if (const auto* s = std::get_if<core::StartAttemptAction>(&action)) {
       StartAttempt(*s);
@@ -149,6 +152,12 @@ void SchedulerImpl::CarryOut() {
       RecordTransition(*t);
     } else if (const auto* u = std::get_if<core::UnstageAction>(&action)) {
       Unstage(*u);
+    }
+    if (i + 1 == todo_.size() && !acks.empty()) {
+      core::Output& out = Scratch();
+      plan_.OnEvents(acks, Now(), &out);
+      Absorb(out, true);
+      acks.clear();
     }
   }
   todo_.clear();
@@ -344,16 +353,14 @@ void SchedulerImpl::RecordTransition(core::TransitionAction& t) {
                 clock_.Now()});
 }
 
-void SchedulerImpl::Acknowledge(const core::PersistAction& batch) {
+void SchedulerImpl::Acknowledge(const core::PersistAction& batch,
+                                std::vector<core::Event>& acks) {
   if (options_.on_run_event) {
     const absl::Time at = clock_.Now();
     for (const core::PersistAction::Missed& m : batch.missed)
       Emit(MissedEvent(m, at));
   }
-  core::Output& out = Scratch();
-  plan_.OnEvent(core::PersistedEvent{batch.batch, absl::OkStatus()}, Now(),
-                &out);
-  Absorb(out, true);
+  acks.emplace_back(core::PersistedEvent{batch.batch, absl::OkStatus()});
 }
 
 void SchedulerImpl::BeginShutdown(absl::Duration grace) {
