@@ -1,6 +1,8 @@
-// The Plan's private records of jobs and runs, shared by its two source files:
-// plan.cc (jobs, time, fires, persistence, the step) and plan_runs.cc (a run
-// from pending to its outcome: staging, starting, finishing, retrying).
+// The Plan's private records of jobs and runs, shared by its source files:
+// plan.cc (options, timers, time and clock steps, persistence, the step),
+// plan_jobs.cc (job commands and inspection), plan_fires.cc (a due fire's
+// fate) and plan_runs.cc (a run from pending to its outcome: staging,
+// starting, finishing, retrying, recovery).
 //
 // Thread-safety: as Plan (owned by one thread).
 #ifndef CHIME_SRC_CORE_PLAN_RECORDS_H_

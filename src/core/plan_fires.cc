@@ -1,0 +1,167 @@
+// The Plan's fires: a job's due fires decided (run, skipped or missed, with
+// the misfire and overlap policies), the runs they create, and fires decided
+// ahead taken back. The rest of the Plan is in plan.cc, plan_jobs.cc and
+// plan_runs.cc.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "src/core/plan.h"
+#include "src/core/plan_records.h"
+
+namespace chime::core {
+
+void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
+  job.timer_armed = false;
+  const DueFires due =
+      DecideDueFires(job.source, job.watermark, now.wall, job.spec.misfire,
+                     now.wall + Lookahead(job));
+  for (const MissedRange& range : due.missed) AddMissed(job, range, persist);
+  if (due.watermark != job.watermark) {
+    job.watermark = due.watermark;
+    persist->watermarks.push_back(
+        {job.spec.key, job.generation, job.watermark});
+  }
+  const OverlapAction overlap = job.spec.overlap.action;
+  if (due.run.size() > 1 &&
+      (overlap == OverlapAction::kSkip || overlap == OverlapAction::kReplace)) {
+    // Several fires came due at once (after downtime or a forward clock step)
+    // and the policy lets at most one of them run: the newest. Deciding them
+    // oldest first would run a stale fire and skip the fresh one (skip), or
+    // claim runs only to cancel them (replace). The others are consecutive
+    // fires of the schedule: one range.
+    DecideFire(job, due.run.back(), now, persist, out);
+    AddMissed(
+        job,
+        MissedRange{due.run.front(), due.run[due.run.size() - 2],
+                    static_cast<int64_t>(due.run.size() - 1), false,
+                    overlap == OverlapAction::kSkip ? MissReason::kOverlap
+                                                    : MissReason::kReplaced},
+        persist);
+  } else {
+    for (absl::Time scheduled : due.run)
+      DecideFire(job, scheduled, now, persist, out);
+  }
+  ArmJob(job, now);
+}
+
+void Plan::AddMissed(Job& job, const MissedRange& range,
+                     PersistAction* persist) {
+  counters_.fires_missed[range.reason] += range.count;
+  persist->missed.push_back({job.spec.key, job.generation, range});
+}
+
+Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
+                        PersistAction* persist) {
+  auto run = std::make_unique<Run>();
+  run->id = next_run_++;
+  run->fire = FireKey{job.spec.key, job.generation, scheduled, manual};
+  run->job_slot = job.slot;
+  Run& r = *run;
+  runs_.emplace(r.id, std::move(run));
+  job.runs.push_back(r.id);
+  persist->claims.push_back({r.fire, r.id});
+  ++counters_.fires_run;
+  SetJitter(job, r, now);
+  return r;
+}
+
+// The overlap policy: what a fire that comes due does while the job's previous
+// run is going.
+void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
+                      PersistAction* persist, Output* out, bool manual) {
+  auto skip = [&](MissReason reason) {
+    AddMissed(job, MissedRange{scheduled, scheduled, 1, false, reason},
+              persist);
+  };
+  const OverlapPolicy& policy = job.spec.overlap;
+  const bool busy = job.active > 0;
+  if (busy) {
+    switch (policy.action) {
+      case OverlapAction::kAllow:
+        break;
+      case OverlapAction::kSkip:
+        if (!manual) return skip(MissReason::kOverlap);
+        return;  // a manual trigger refused by the policy creates nothing
+      case OverlapAction::kBufferOne:
+      case OverlapAction::kBufferAll: {
+        const size_t limit = policy.action == OverlapAction::kBufferOne
+                                 ? 1
+                                 : static_cast<size_t>(policy.max_buffered);
+        if (job.buffered.size() >= limit) {
+          if (!manual) skip(MissReason::kBufferFull);
+          return;
+        }
+        Run& run = NewRun(job, scheduled, manual, now, persist);
+        run.held = true;
+        job.buffered.push_back(run.id);
+        return;
+      }
+      case OverlapAction::kReplace: {
+        // The newest fire wins: an older buffered one is dropped, the active
+        // runs are cancelled (gracefully if running), and the new run starts
+        // when they have ended.
+        while (!job.buffered.empty()) {
+          FinishRun(*runs_.at(job.buffered.front()), RunState::kCancelled,
+                    "replaced by a newer fire", now, out);
+        }
+        for (RunId id : std::vector<RunId>(job.runs)) {
+          Run& old = *runs_.at(id);
+          if (old.held) continue;
+          if (old.state != RunState::kRunning) {
+            if (old.unstage != UnstageWhy::kCancel)
+              CancelRun(old, "replaced by a newer fire", now, out);
+          } else if (!old.cancel_requested) {
+            old.cancel_requested = true;
+            out->actions.push_back(
+                CancelAttemptAction{old.id, old.attempt, /*force=*/false});
+            // A target that ignores the graceful cancel is killed after the
+            // grace period, as on a timeout; otherwise it would hold its
+            // replacement back forever. (A timed-out attempt already has its
+            // kill timer.)
+            if (!old.timed_out) {
+              ArmRunTimer(old, TimerKind::kKill,
+                          now.mono + job.spec.timeout.grace);
+            }
+          }
+        }
+        Run& run = NewRun(job, scheduled, manual, now, persist);
+        if (job.active > 0) {
+          run.held = true;
+          job.buffered.push_back(run.id);
+        } else {
+          ++job.active;
+        }
+        return;
+      }
+    }
+  }
+  NewRun(job, scheduled, manual, now, persist);
+  ++job.active;
+}
+
+absl::Duration Plan::Lookahead(const Job& job) const {
+  return job.spec.overlap.action == OverlapAction::kAllow
+             ? options_.lookahead
+             : absl::ZeroDuration();
+}
+
+void Plan::CancelDecidedAhead(Job& job, absl::string_view why, Now now,
+                              Output* out) {
+  for (RunId id : std::vector<RunId>(job.runs)) {
+    Run& run = *runs_.at(id);
+    if (run.fire.manual || run.held || run.fire.scheduled_time <= now.wall ||
+        run.state == RunState::kRunning) {
+      continue;
+    }
+    CancelRun(run, absl::StrCat(why, " before its time"), now, out);
+  }
+}
+
+// ---------------------------------------------------------------- events and
+// timers
+
+}  // namespace chime::core
