@@ -189,6 +189,30 @@ TEST_F(SchedulerTest, JobFunctionMayCallTheScheduler) {
   recorder_.WaitForEvent("other:1:2026-01-01T00:01:00Z:manual", "succeeded");
 }
 
+TEST_F(SchedulerTest, RemovingAPausedJobRecordsItsMissedFiresDurably) {
+  // The job is deleted from the store before the Plan's last batch for it
+  // (the paused fires, recorded missed) is written: the store keeps the
+  // tombstone's id, so the record is still accepted.
+  Create();
+  ASSERT_THAT(
+      scheduler_->AddJob(Cron("a", "* * * * *"), Returns(absl::OkStatus())),
+      IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  ASSERT_THAT(scheduler_->PauseJob(Key("a")), IsOk());
+  AdvanceTo(absl::Minutes(2) + absl::Seconds(30));
+  ASSERT_THAT(scheduler_->RemoveJob(Key("a")), IsOk());
+  // RemoveJob returns once its writes are durable and their events are out.
+  const std::vector<RunEvent> events = recorder_.events();
+  ASSERT_EQ(events.size(), 1u) << recorder_.Dump();
+  EXPECT_EQ(events[0].to, "missed");
+  EXPECT_THAT(events[0].detail, HasSubstr("paused: 2 fires"));
+  absl::StatusOr<MissedPage> missed =
+      store_->ListMissed(1, std::nullopt, 10, kForever);  // the only job: id 1
+  ASSERT_THAT(missed, IsOk());
+  ASSERT_EQ(missed->records.size(), 1u);
+  EXPECT_EQ(missed->records[0].reason, MissReason::kPaused);
+}
+
 TEST_F(SchedulerTest, CallbackThatCallsTheSchedulerGetsAnErrorNotADeadlock) {
   absl::Status from_callback;
   SchedulerOptions options;
