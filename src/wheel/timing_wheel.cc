@@ -1,24 +1,22 @@
+// The timing wheel's algorithm (timing_wheel.h explains the design with a
+// worked example): the level and slot a timer belongs in, Insert and Cancel,
+// AdvanceTo's cascade, and keeping the earliest leaf's minimum exact (by
+// rescans, splits and merges) so that NextDeadline never scans. This file
+// decides where timers go and when they fire; what a slot holds (nodes,
+// blocks, leaves, inner nodes) and the Append, Drain, Walk and Compact over
+// it are in timing_wheel_slots.{h,cc}.
 #include "src/wheel/timing_wheel.h"
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
-#include <cstdlib>
 #include <utility>
+
+#include "src/wheel/timing_wheel_slots.h"
 
 namespace chime::wheel {
 namespace {
 
-// A broken caller (time going back, 4 billion timers): say so and stop.
-[[noreturn]] void Die(const char* message) {
-  std::fprintf(stderr, "TimingWheel: %s\n", message);
-  std::fflush(stderr);
-  std::abort();
-}
-
-// How many entries ahead a walk over a leaf asks for the nodes it will read:
-// enough misses in flight to hide memory latency.
-constexpr uint32_t kPrefetchAhead = 12;
+using internal::Die;
 
 // Cancelled entries are swept out of a leaf once there are this many more
 // than its pending timers.
@@ -29,73 +27,6 @@ constexpr uint32_t kSweepSlack = 16;
 TimingWheel::TimingWheel(int64_t now_ms)
     : now_(ToKey(now_ms)), levels_(std::make_unique<Level[]>(kLevels)) {
   for (int l = 0; l < kLevels; ++l) levels_[l].slots.fill(kNil);
-}
-
-uint32_t TimingWheel::NewNode() {
-  if (nodes_.size() == kNil) Die("more than 2^32 - 1 timers pending");
-  // Default-initialized: a node's fields are set when it is handed out.
-  const uint32_t i = nodes_.Grow();
-  // Even, and 1 once pending, so that a value-initialized Handle{} (0, 0)
-  // never matches.
-  node(i).generation = 0;
-  return i;
-}
-
-inline uint32_t TimingWheel::AllocateNode() {
-  if (free_node_ == kNil) return NewNode();
-  const uint32_t i = free_node_;
-  free_node_ = static_cast<uint32_t>(node(i).id);
-  return i;
-}
-
-void TimingWheel::FreeNode(uint32_t i) {
-  node(i).id = free_node_;
-  free_node_ = i;
-}
-
-uint32_t TimingWheel::AllocateBlock() {
-  uint32_t b = free_block_;
-  if (b != kNil) {
-    free_block_ = block(b).next;
-  } else {
-    b = blocks_.Grow();
-  }
-  block(b).next = kNil;
-  return b;
-}
-
-void TimingWheel::FreeBlock(uint32_t b) {
-  block(b).next = free_block_;
-  free_block_ = b;
-}
-
-uint32_t TimingWheel::NewLeaf() {
-  uint32_t l = free_leaf_;
-  if (l != kNil) {
-    free_leaf_ = leaves_[l].first;
-    leaves_[l] = Leaf{};
-  } else {
-    l = static_cast<uint32_t>(leaves_.size());
-    // References keep bit 31 for inner nodes. (Each leaf holds a pending
-    // timer, and most hold many.)
-    if (l == kInner) Die("more than 2^31 leaves");
-    leaves_.emplace_back();
-  }
-  return l;
-}
-
-uint32_t TimingWheel::NewInner(int shift) {
-  uint32_t n = free_inner_;
-  if (n != kNil) {
-    free_inner_ = inners_[n].child[0];
-  } else {
-    n = static_cast<uint32_t>(inners_.size());
-    inners_.emplace_back();
-  }
-  inners_[n] = Inner{};
-  inners_[n].child.fill(kNil);
-  inners_[n].shift = static_cast<uint8_t>(shift);
-  return n;
 }
 
 void TimingWheel::SetOccupied(int level, int slot) {
@@ -165,69 +96,6 @@ TimingWheel::Path TimingWheel::Locate(uint64_t key, bool create) {
   return p;
 }
 
-void TimingWheel::AddBlock(Leaf& leaf) {
-  const uint32_t b = AllocateBlock();
-  if (leaf.last == kNil) {
-    leaf.first = b;
-  } else {
-    block(leaf.last).next = b;
-  }
-  leaf.last = b;
-}
-
-inline void TimingWheel::Append(uint32_t l, uint32_t i, int64_t deadline_ms) {
-  Leaf& leaf = leaves_[l];
-  const uint32_t k = leaf.size % kBlockEntries;
-  if (k == 0) AddBlock(leaf);
-  block(leaf.last).entries[k] = i;
-  ++leaf.size;
-  if (++leaf.live == 1 || deadline_ms < leaf.min) {
-    leaf.min = deadline_ms;
-    leaf.min_count = 1;
-  } else if (deadline_ms == leaf.min) {
-    ++leaf.min_count;
-  }
-}
-
-template <typename Fn>
-void TimingWheel::Drain(uint32_t l, Fn fn) {
-  // Copied out: fn may add leaves, and the record is free for reuse now.
-  const Leaf leaf = leaves_[l];
-  leaves_[l].first = free_leaf_;
-  free_leaf_ = l;
-  Cursor c{leaf.first, 0, leaf.size};
-  Cursor ahead = c;
-  for (uint32_t j = 0; j < kPrefetchAhead; ++j) PrefetchAndStep(ahead);
-  while (c.left > 0) {
-    PrefetchAndStep(ahead);
-    const uint32_t b = c.block;
-    const uint32_t i = block(b).entries[c.k];
-    Step(c);
-    // Done with block b: a later Append (in fn) may reuse it.
-    if (c.k == 0 || c.left == 0) FreeBlock(b);
-    if (node(i).generation & 1) {
-      fn(i);
-    } else {
-      FreeNode(i);  // cancelled: swept now
-    }
-  }
-}
-
-template <typename Fn>
-void TimingWheel::Walk(uint32_t ref, Fn fn) {
-  if (!(ref & kInner)) {
-    Drain(ref, fn);
-    return;
-  }
-  const uint32_t n = ref & ~kInner;
-  for (int c = 0; c < kChildren; ++c) {
-    const uint32_t child = inners_[n].child[c];
-    if (child != kNil) Walk(child, fn);
-  }
-  inners_[n].child[0] = free_inner_;
-  free_inner_ = n;
-}
-
 void TimingWheel::Place(uint32_t i, uint64_t key, int64_t deadline_ms) {
   // The common case, a slot with a leaf or none, without building a Path.
   uint32_t* root = &overdue_;
@@ -271,49 +139,6 @@ bool TimingWheel::IsPending(Handle h) const {
   if (h.index >= nodes_.size()) return false;
   const uint32_t g = node(h.index).generation;
   return (g & 1) != 0 && g == h.generation;
-}
-
-void TimingWheel::Compact(uint32_t l) {
-  Leaf& leaf = leaves_[l];
-  restructure_visits_ += leaf.size;
-  // Rewrites the pending entries in place, front to back: the write position
-  // never passes the read position.
-  Cursor r{leaf.first, 0, leaf.size};
-  Cursor ahead = r;
-  for (uint32_t j = 0; j < kPrefetchAhead; ++j) PrefetchAndStep(ahead);
-  uint32_t wb = leaf.first;
-  uint32_t wk = 0;
-  uint32_t written = 0;
-  while (r.left > 0) {
-    PrefetchAndStep(ahead);
-    const uint32_t i = block(r.block).entries[r.k];
-    Step(r);
-    const Node& n = node(i);
-    if (!(n.generation & 1)) {
-      FreeNode(i);
-      continue;
-    }
-    if (wk == kBlockEntries) {
-      wb = block(wb).next;
-      wk = 0;
-    }
-    block(wb).entries[wk++] = i;
-    if (written++ == 0 || n.deadline_ms < leaf.min) {
-      leaf.min = n.deadline_ms;
-      leaf.min_count = 1;
-    } else if (n.deadline_ms == leaf.min) {
-      ++leaf.min_count;
-    }
-  }
-  // live > 0, so wb holds at least one entry; the blocks after it go.
-  for (uint32_t b = block(wb).next; b != kNil;) {
-    const uint32_t next = block(b).next;
-    FreeBlock(b);
-    b = next;
-  }
-  block(wb).next = kNil;
-  leaf.last = wb;
-  leaf.size = written;
 }
 
 void TimingWheel::Split(const Path& p) {

@@ -364,7 +364,9 @@ class TimingWheel {
   void RepairFront();
   // Splits p's leaf into an inner node. REQUIRES: it spans more than 1 ms.
   void Split(const Path& p);
-  void Merge(const Path& p, int depth);  // the inner node at `depth`
+  // Merges the inner node at `depth` back into one leaf. Rare, and kept out
+  // of line so that Cancel's common path does not pay for it.
+  [[gnu::noinline]] void Merge(const Path& p, int depth);
   // Removes p's leaf, which has no pending timer.
   void RemoveLeaf(const Path& p);
   // Appends the overdue timers to `*expired`, sorted, and frees them.
