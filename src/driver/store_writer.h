@@ -49,7 +49,6 @@ namespace chime::driver {
 class StoreWriter {
  public:
   struct Options {
-    // Write a job (PutJobs) and expect this generation back.
     absl::Duration call_timeout = absl::Seconds(30);  // per store call
     // Pauses between re-sends of a write answered unavailable: doubling from
     // the first to the last.

@@ -1,0 +1,86 @@
+// StoreWriter: a merged write the store refuses is split, so each persist
+// batch gets its own answer and the good ones are written.
+#include "src/driver/store_writer.h"
+
+#include <memory>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/store/memory_store.h"
+#include "testing/fault_injection_store.h"
+#include "testing/job_specs.h"
+#include "testing/simulated_clock.h"
+#include "testing/status_matchers.h"
+
+namespace chime::driver {
+namespace {
+
+using ::chime::testing::FaultInjectionStore;
+using ::chime::testing::IsOk;
+using ::chime::testing::StatusIs;
+
+constexpr MonoTime kForever = MonoTime::Infinite();
+
+core::PersistAction OneClaim(uint64_t batch, const FireKey& fire, RunId run) {
+  core::PersistAction a;
+  a.batch = batch;
+  a.claims.push_back({fire, run});
+  return a;
+}
+
+TEST(StoreWriterTest,
+     ARefusedBatchInAMergedClaimIsAnsweredAloneAndTheRestWritten) {
+  SimulatedClock clock;
+  store::MemoryStore base(store::MemoryStore::Options{&clock});
+  FaultInjectionStore store(base);
+  const JobSpec spec = ::chime::testing::CronJob("a", "* * * * *");
+  absl::StatusOr<JobRecord> job = base.PutJob(spec, kNoRevision, kForever);
+  ASSERT_THAT(job, IsOk());
+  absl::StatusOr<LeaseGrant> grant =
+      base.AcquireLease("scheduler", "test", absl::Hours(1), kForever);
+  ASSERT_THAT(grant, IsOk());
+  const Fence fence{"scheduler", grant->token};
+  const FireKey taken{spec.key, 1, absl::UnixEpoch() + absl::Minutes(1)};
+  const FireKey free{spec.key, 1, absl::UnixEpoch() + absl::Minutes(2)};
+  // Another run claimed `taken` already.
+  ClaimBatch earlier;
+  earlier.claims.push_back(
+      {FireRef{job->id, 1, taken.scheduled_time}, RunId{100}});
+  ASSERT_THAT(base.ClaimFires(fence, earlier, kForever), IsOk());
+
+  StoreWriter writer(
+      store, clock, fence, StoreWriter::Options{}, {{spec.key, job->id}}, [] {},
+      [](const absl::Status& s) { FAIL() << "fatal: " << s; });
+  // Hold the writer in a first write so that both batches queue behind it
+  // and are merged into one ClaimFires.
+  store.SetDelay(absl::Seconds(1), &clock);
+  writer.PutJob(spec, 1);
+  ASSERT_TRUE(clock.BlockUntilWaiters(1));
+  writer.Persist(OneClaim(1, taken, 1));
+  writer.Persist(OneClaim(2, free, 2));
+  store.SetDelay(absl::ZeroDuration(), nullptr);
+  clock.AdvanceBy(absl::Seconds(1));
+  writer.Stop();  // writes what is queued
+
+  std::vector<StoreWriter::Completion> done = writer.TakeCompletions();
+  ASSERT_EQ(done.size(), 2u);
+  const auto& first = std::get<StoreWriter::Persisted>(done[0]);
+  const auto& second = std::get<StoreWriter::Persisted>(done[1]);
+  EXPECT_EQ(first.batch.batch, 1u);
+  EXPECT_THAT(first.status, StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_EQ(second.batch.batch, 2u);
+  EXPECT_THAT(second.status, IsOk());
+  absl::StatusOr<std::vector<ClaimInfo>> claims =
+      base.LookupClaims({FireRef{job->id, 1, taken.scheduled_time},
+                         FireRef{job->id, 1, free.scheduled_time}},
+                        kForever);
+  ASSERT_THAT(claims, IsOk());
+  EXPECT_EQ((*claims)[0].run, 100u);  // untouched
+  EXPECT_EQ((*claims)[1].run, 2u);    // written despite its neighbour
+  // PutJobs, the merged ClaimFires, then one per batch: the two were merged.
+  EXPECT_GE(store.counters().writes, 4);
+}
+
+}  // namespace
+}  // namespace chime::driver
