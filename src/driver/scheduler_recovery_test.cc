@@ -25,11 +25,31 @@ using ::testing::HasSubstr;
 
 class RecoveryTest : public SchedulerTest {
  protected:
-  static std::string MakeTempDir() {
-    char dir[] = "/tmp/chime-recovery-XXXXXX";
-    EXPECT_NE(mkdtemp(dir), nullptr);
-    return dir;
+  // A SqliteStore in this test's directory (the same database every time),
+  // on the simulated clock. The directory is removed after the test.
+  std::unique_ptr<Store> OpenSqlite() {
+    if (dir_.empty()) {
+      char dir[] = "/tmp/chime-recovery-XXXXXX";
+      EXPECT_NE(mkdtemp(dir), nullptr);
+      dir_ = dir;
+    }
+    store::SqliteStore::Options options;
+    options.data_dir = dir_;
+    options.clock = &clock_;
+    absl::StatusOr<std::unique_ptr<store::SqliteStore>> opened =
+        store::SqliteStore::Open(options);
+    EXPECT_THAT(opened, IsOk());
+    if (!opened.ok()) return nullptr;
+    return *std::move(opened);
   }
+
+  void TearDown() override {
+    scheduler_.reset();
+    store_.reset();  // closes the database
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  std::string dir_;
 
   // Stops the scheduler as a clean shutdown does, then lets the clock run
   // while none is running.
@@ -272,14 +292,9 @@ TEST_F(RecoveryTest, AClaimTheStoreNeverCommittedIsDecidedAgain) {
   // in the store, the run never starts, and shutdown does not hang on the
   // dead store. The next scheduler (on the same database) decides 00:02
   // again and runs it -- once.
-  const std::string dir = MakeTempDir();
-  store::SqliteStore::Options options;
-  options.data_dir = dir;
-  options.clock = &clock_;
-  auto base = store::SqliteStore::Open(options);
-  ASSERT_THAT(base, IsOk());
-  auto faulty = std::make_shared<FaultInjectionStore>(
-      std::unique_ptr<Store>(*std::move(base)));
+  std::unique_ptr<Store> base = OpenSqlite();
+  ASSERT_NE(base, nullptr);
+  auto faulty = std::make_shared<FaultInjectionStore>(std::move(base));
   store_ = faulty;
   JobSpec spec = Cron("a", "* * * * *");
   Create();
@@ -300,9 +315,7 @@ TEST_F(RecoveryTest, AClaimTheStoreNeverCommittedIsDecidedAgain) {
   faulty.reset();  // closes the database
   EXPECT_EQ(recorder_.seen().size(), 1u) << recorder_.Dump();
 
-  auto reopened = store::SqliteStore::Open(options);
-  ASSERT_THAT(reopened, IsOk());
-  store_ = std::shared_ptr<Store>(*std::move(reopened));
+  store_ = OpenSqlite();
   Create();
   ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
   ASSERT_THAT(scheduler_->Start(), IsOk());
@@ -314,24 +327,11 @@ TEST_F(RecoveryTest, AClaimTheStoreNeverCommittedIsDecidedAgain) {
       GetClaim(FireAt("a", absl::Minutes(2)));
   ASSERT_TRUE(claim.has_value());
   EXPECT_EQ(claim->run, seen[1].run_id);
-  scheduler_.reset();
-  store_.reset();
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(RecoveryTest, SqliteStoreCarriesJobsAndRunIdsAcrossProcesses) {
-  const std::string dir = MakeTempDir();
-  store::SqliteStore::Options options;
-  options.data_dir = dir;
-  options.clock = &clock_;
-  const auto open = [&] {
-    absl::StatusOr<std::unique_ptr<store::SqliteStore>> opened =
-        store::SqliteStore::Open(options);
-    EXPECT_THAT(opened, IsOk());
-    store_ = std::shared_ptr<Store>(*std::move(opened));
-  };
   JobSpec spec = Cron("a", "* * * * *");
-  open();
+  store_ = OpenSqlite();
   Create();
   ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
   ASSERT_THAT(scheduler_->Start(), IsOk());
@@ -339,7 +339,7 @@ TEST_F(RecoveryTest, SqliteStoreCarriesJobsAndRunIdsAcrossProcesses) {
   recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");
   StopAndWaitUntil(absl::Minutes(1) + absl::Seconds(30));
   store_.reset();  // closes the database: another process from here on
-  open();
+  store_ = OpenSqlite();
   Create();
   ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
   ASSERT_THAT(scheduler_->Start(), IsOk());
@@ -352,9 +352,6 @@ TEST_F(RecoveryTest, SqliteStoreCarriesJobsAndRunIdsAcrossProcesses) {
   absl::StatusOr<RunDetail> first = store_->GetRun(seen[0].run_id, kForever);
   ASSERT_THAT(first, IsOk());
   EXPECT_EQ(first->run.state, RunState::kSucceeded);
-  scheduler_.reset();
-  store_.reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
