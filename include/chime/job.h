@@ -34,6 +34,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -146,6 +148,59 @@ enum class Delivery {
   kAtLeastOnce,  // marked lost, then a new attempt with the next attempt number
 };
 
+// Runs a command as a child process in its own process group (the daemon's
+// shell executor, src/exec/shell_executor.h).
+struct ShellExecutorSpec {
+  // Exactly one of the two: `argv` runs directly (argv[0] is looked up in PATH
+  // when it has no '/'); `command` runs as `/bin/sh -c <command>`.
+  std::vector<std::string> argv;
+  std::string command;
+  std::string working_dir;  // "" = the daemon's
+  // Added to the daemon's environment (and overriding it), before the
+  // attempt's identity (CHIME_JOB, CHIME_FIRE_ID, ...), which always wins.
+  std::map<std::string, std::string> env;
+  std::string user;   // name or uid to run as; "" = the daemon's
+  std::string group;  // name or gid; "" = the user's primary group
+  // Bytes of stdout and stderr (interleaved) kept for the run history: the
+  // tail; a dropped head is marked.
+  int64_t output_limit = 64 * 1024;
+
+  friend bool operator==(const ShellExecutorSpec&,
+                         const ShellExecutorSpec&) = default;
+};
+
+// Makes one HTTP request per attempt (the daemon's HTTP executor,
+// src/exec/http_executor.h). The attempt's identity goes along as
+// `Idempotency-Key: <fire_id>`, `Chime-*` headers and a W3C `traceparent`.
+struct HttpExecutorSpec {
+  std::string method = "POST";
+  std::string url;  // http:// or https://
+  std::map<std::string, std::string> headers;
+  std::string body;
+  bool verify_tls = true;
+  // Statuses that count as success, as inclusive ranges; empty = 200-299.
+  std::vector<std::pair<int, int>> success_statuses;
+  absl::Duration connect_timeout = absl::Seconds(10);
+  // Bytes of the response body kept for the run history (the head).
+  int64_t response_limit = 64 * 1024;
+
+  friend bool operator==(const HttpExecutorSpec&,
+                         const HttpExecutorSpec&) = default;
+};
+
+// How a job's attempts are carried out. A job added to the library with a C++
+// function needs none (kFunction); the daemon's jobs are shell commands or
+// HTTP requests. Changing it does not start a new generation (only the
+// trigger does).
+struct ExecutorSpec {
+  enum class Kind { kFunction, kShell, kHttp };
+  Kind kind = Kind::kFunction;
+  ShellExecutorSpec shell;  // kShell
+  HttpExecutorSpec http;    // kHttp
+
+  friend bool operator==(const ExecutorSpec&, const ExecutorSpec&) = default;
+};
+
 struct JobSpec {
   JobKey key;
   Trigger trigger;
@@ -162,6 +217,7 @@ struct JobSpec {
   int priority = 0;  // higher runs first when execution slots are scarce
   std::map<std::string, std::string> labels;
   bool paused = false;
+  ExecutorSpec executor;
 
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };

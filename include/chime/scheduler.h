@@ -82,7 +82,17 @@ struct AttemptContext {
   // functions poll it, or block in `cancelled->wait(false)` (it is notified
   // when set); chime cannot interrupt a function that does neither.
   const std::atomic<bool>* cancelled = nullptr;
+  // Set after `cancelled` when the cancel turns forced: the job's timeout
+  // grace has passed (timeout.grace), or a shutdown's. A function that started
+  // something it can kill (a child process) kills it now. Notified like
+  // `cancelled`.
+  const std::atomic<bool>* killed = nullptr;
+  // Where the attempt may leave its bounded output (a command's output, a
+  // response body) for the run history; kept with the attempt's end. May be
+  // null; written only by the attempt's own thread before it returns.
+  std::string* output = nullptr;
   bool IsCancelled() const { return cancelled != nullptr && cancelled->load(); }
+  bool IsKilled() const { return killed != nullptr && killed->load(); }
 };
 
 // A job body. OK = the attempt succeeded (even if `cancelled` was set
@@ -142,6 +152,9 @@ struct SchedulerOptions {
   // decide at the fire's time (they depend on what is running then). Zero
   // turns it off.
   absl::Duration lookahead = absl::Seconds(1);
+  // Shutdown: this long after its grace cancelled the running attempts, the
+  // ones still running are killed (AttemptContext::killed).
+  absl::Duration shutdown_kill_grace = absl::Seconds(10);
   std::vector<std::shared_ptr<Interceptor>> interceptors;  // outermost first
   // Called on the scheduler thread for every run transition and missed/skipped
   // fire record; must be quick and must not call the Scheduler.
@@ -183,8 +196,9 @@ class Scheduler {
   // store they are left pending instead, and the next scheduler on the store
   // runs those whose time has not come, as a crash recovery would), waits up
   // to `grace` on the scheduler's clock for running attempts to finish, then
-  // sets the cancelled flag of the rest and waits for them to return -- a
-  // function that ignores the flag delays Shutdown -- records their outcomes
+  // sets the cancelled flag of the rest, their killed flag
+  // shutdown_kill_grace later, and waits for them to return -- a function
+  // that ignores the flags delays Shutdown -- records their outcomes
   // (an error after the cancel: cancelled, "shutdown: ...") and stops the
   // threads. Idempotent; before Start it only refuses later calls.
   virtual void Shutdown(absl::Duration grace) = 0;

@@ -1,5 +1,6 @@
 #include "chime/job.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/core/job_validation.h"
 #include "src/time/rfc3339.h"
@@ -19,6 +20,95 @@ bool ValidName(absl::string_view s) {
 
 absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+bool ValidEnvName(absl::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// An HTTP token (RFC 9110): method and header names.
+bool ValidToken(absl::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        (c >= '0' && c <= '9') ||
+        absl::string_view("!#$%&'*+-.^_`|~").find(c) != absl::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+constexpr int64_t kMaxKeptOutput = int64_t{64} << 20;
+
+absl::Status ValidateShell(const ShellExecutorSpec& s) {
+  if (s.argv.empty() == s.command.empty()) {
+    return FieldError("executor.shell",
+                      "needs exactly one of argv (a list) and command (a "
+                      "string run by /bin/sh -c)");
+  }
+  if (!s.argv.empty() && s.argv[0].empty()) {
+    return FieldError("executor.shell.argv", "argv[0] is empty");
+  }
+  for (const auto& [name, value] : s.env) {
+    if (!ValidEnvName(name)) {
+      return FieldError("executor.shell.env",
+                        absl::StrCat("\"", name,
+                                     "\" is not a variable name "
+                                     "([A-Za-z_][A-Za-z0-9_]*)"));
+    }
+  }
+  if (s.output_limit < 0 || s.output_limit > kMaxKeptOutput) {
+    return FieldError("executor.shell.output_limit",
+                      absl::StrCat(s.output_limit, " is outside 0..",
+                                   kMaxKeptOutput, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateHttp(const HttpExecutorSpec& h) {
+  if (!ValidToken(h.method)) {
+    return FieldError("executor.http.method",
+                      absl::StrCat("\"", h.method, "\" is not an HTTP method"));
+  }
+  if (!absl::StartsWith(h.url, "http://") &&
+      !absl::StartsWith(h.url, "https://")) {
+    return FieldError(
+        "executor.http.url",
+        absl::StrCat("\"", h.url, "\" must start with http:// or https://"));
+  }
+  for (const auto& [name, value] : h.headers) {
+    if (!ValidToken(name)) {
+      return FieldError("executor.http.headers",
+                        absl::StrCat("\"", name, "\" is not a header name"));
+    }
+    if (value.find_first_of("\r\n") != std::string::npos) {
+      return FieldError("executor.http.headers",
+                        absl::StrCat(name, ": the value has a line break"));
+    }
+  }
+  for (const auto& [lo, hi] : h.success_statuses) {
+    if (lo < 100 || hi > 599 || lo > hi) {
+      return FieldError(
+          "executor.http.success_statuses",
+          absl::StrCat(lo, "-", hi, " is not a range within 100-599"));
+    }
+  }
+  if (h.connect_timeout <= absl::ZeroDuration()) {
+    return FieldError("executor.http.connect_timeout", "must be positive");
+  }
+  if (h.response_limit < 0 || h.response_limit > kMaxKeptOutput) {
+    return FieldError("executor.http.response_limit",
+                      absl::StrCat(h.response_limit, " is outside 0..",
+                                   kMaxKeptOutput, " bytes"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -106,6 +196,14 @@ absl::Status core::ValidateJobSpec(
   }
   if (spec.timeout.grace < absl::ZeroDuration()) {
     return FieldError("timeout.grace", "must not be negative");
+  }
+  switch (spec.executor.kind) {
+    case ExecutorSpec::Kind::kFunction:
+      return absl::OkStatus();
+    case ExecutorSpec::Kind::kShell:
+      return ValidateShell(spec.executor.shell);
+    case ExecutorSpec::Kind::kHttp:
+      return ValidateHttp(spec.executor.http);
   }
   return absl::OkStatus();
 }

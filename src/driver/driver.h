@@ -21,9 +21,11 @@
 //   - UnstageAction: a staged attempt is dropped and the Plan told so at once
 //     (AttemptFinished, started = false); one already started is left alone.
 //   - CancelAttemptAction: sets the attempt's cancelled flag and wakes any
-//     thread blocked in `ctx.cancelled->wait(false)`. A forced cancel does the
-//     same: a function in this process cannot be killed, so one that ignores
-//     the flag runs on, and its run stays running.
+//     thread blocked in `ctx.cancelled->wait(false)`; a forced cancel sets its
+//     killed flag too (an executor kills its child process). A function in
+//     this process cannot be killed: one that ignores the flags runs on, and
+//     its run stays running. The attempt's output (AttemptContext::output)
+//     goes to the store with its transition out of running.
 //   - TransitionAction: handed to the store writer; once recorded, passed to
 //     on_run_event. The attempt does not wait for it: the claim, durable
 //     before the run could start, is what recovery needs.
@@ -52,7 +54,8 @@
 // started are recorded cancelled, "job removed" -- with a store they are
 // released instead: left pending for the next scheduler to adopt; running
 // ones are not retried), waits for running attempts until `grace` has passed on
-// the clock, then sets the cancelled flag of the rest and waits -- without a
+// the clock, then sets the cancelled flag of the rest (their killed flag
+// shutdown_kill_grace later) and waits -- without a
 // time limit: a function that never returns blocks Shutdown -- for them to
 // return. Their outcomes are recorded (an error after the cancel: cancelled,
 // detail "shutdown: ..."). Then the scheduler thread and the workers are

@@ -73,6 +73,8 @@ class SchedulerImpl final : public Scheduler {
   struct Attempt {
     int number = 0;
     std::atomic<bool> cancelled{false};
+    std::atomic<bool> killed{false};       // a forced cancel
+    std::string output;                    // AttemptContext::output
     std::atomic<bool> by_shutdown{false};  // the cancel came from Shutdown
     // Plan context only: held until its time (staged_), or taken back before
     // it (then it never runs). `dropped` is read by the worker after the
@@ -151,6 +153,7 @@ class SchedulerImpl final : public Scheduler {
   void StopWriting();
   void BeginShutdown(absl::Duration grace);
   void CancelAllAttempts();
+  void KillAllAttempts();
   void Emit(const RunEvent& event);
 
   // Runs on a worker.
@@ -186,6 +189,10 @@ class SchedulerImpl final : public Scheduler {
   bool stopping_ = false;
   bool cancelled_all_ = false;
   MonoTime shutdown_deadline_ = MonoTime::Infinite();
+  bool killed_all_ = false;  // kill_grace after shutdown_deadline_
+  // Outputs of attempts that ended, until the Plan's transition out of
+  // running for that attempt takes them to the store.
+  absl::flat_hash_map<core::RunId, std::pair<int, std::string>> outputs_;
 
   // Serializes Shutdown callers, so that a second one returns only when the
   // first is done.

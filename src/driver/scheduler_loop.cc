@@ -113,6 +113,9 @@ void SchedulerImpl::Loop() {
     if (stopping_) {
       if (!cancelled_all_ && clock_.MonoNow() >= shutdown_deadline_)
         CancelAllAttempts();
+      if (!killed_all_ &&
+          clock_.MonoNow() >= shutdown_deadline_ + options_.shutdown_kill_grace)
+        KillAllAttempts();
       // Commands are refused once stopping, and every event comes from an
       // attempt or the store writer: with no attempt left running and
       // everything written and answered, nothing more can arrive.
@@ -125,6 +128,9 @@ void SchedulerImpl::Loop() {
     if (!staged_.empty()) deadline = std::min(deadline, staged_.begin()->first);
     if (stopping_ && !cancelled_all_)
       deadline = std::min(deadline, shutdown_deadline_);
+    else if (stopping_ && !killed_all_ && !attempts_.empty())
+      deadline =
+          std::min(deadline, shutdown_deadline_ + options_.shutdown_kill_grace);
     clock_.WaitUntil(deadline, wakeup_);
   }
 }
@@ -222,6 +228,8 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
   ctx.fencing_token = start.token;
   ctx.scheduled_time = start.fire.scheduled_time;
   ctx.cancelled = &p.attempt->cancelled;
+  ctx.killed = &p.attempt->killed;
+  ctx.output = &p.attempt->output;
   auto fn_it = functions_.find(start.fire.job);
   if (fn_it != functions_.end()) p.fn = fn_it->second;
   if (start.staged) {
@@ -322,8 +330,12 @@ void SchedulerImpl::OnAttemptsFinished(std::vector<core::Event>& events) {
   for (const core::Event& event : events) {
     const auto& e = std::get<core::AttemptFinishedEvent>(event);
     auto it = attempts_.find(e.run);
-    if (it != attempts_.end() && it->second->number == e.attempt)
+    if (it != attempts_.end() && it->second->number == e.attempt) {
+      if (writer_ != nullptr && !it->second->output.empty()) {
+        outputs_[e.run] = {e.attempt, std::move(it->second->output)};
+      }
       attempts_.erase(it);
+    }
   }
   core::Output& out = Scratch();
   plan_.OnEvents(events, Now(), &out);
@@ -333,17 +345,32 @@ void SchedulerImpl::OnAttemptsFinished(std::vector<core::Event>& events) {
 void SchedulerImpl::CancelAttempt(const core::CancelAttemptAction& cancel) {
   auto it = attempts_.find(cancel.run);
   if (it == attempts_.end() || it->second->number != cancel.attempt) return;
-  // A forced cancel can do no more than a graceful one: a function in this
-  // process cannot be killed. Setting the flag again is harmless.
-  it->second->cancelled.store(true);
-  it->second->cancelled.notify_all();
+  // A forced cancel sets `killed` too: an executor kills what it started; a
+  // function in this process cannot be killed. Setting a flag again is
+  // harmless.
+  Attempt& attempt = *it->second;
+  attempt.cancelled.store(true);
+  attempt.cancelled.notify_all();
+  if (cancel.force) {
+    attempt.killed.store(true);
+    attempt.killed.notify_all();
+  }
 }
 
 void SchedulerImpl::RecordTransition(core::TransitionAction& t) {
   if (writer_ != nullptr) {
     // Written behind: the store writer keeps the order, and the RunEvent is
     // emitted once the transition is recorded (OnWritten).
-    writer_->Transition(std::move(t), clock_.Now());
+    std::string output;
+    if (t.from == core::RunState::kRunning) {
+      auto it = outputs_.find(t.run);
+      if (it != outputs_.end()) {
+        if (it->second.first == t.attempt)
+          output = std::move(it->second.second);
+        outputs_.erase(it);
+      }
+    }
+    writer_->Transition(std::move(t), clock_.Now(), std::move(output));
     return;
   }
   if (!options_.on_run_event) return;
@@ -391,6 +418,14 @@ void SchedulerImpl::CancelAllAttempts() {
     attempt->by_shutdown.store(true);
     attempt->cancelled.store(true);
     attempt->cancelled.notify_all();
+  }
+}
+
+void SchedulerImpl::KillAllAttempts() {
+  killed_all_ = true;
+  for (auto& [run, attempt] : attempts_) {
+    attempt->killed.store(true);
+    attempt->killed.notify_all();
   }
 }
 

@@ -139,6 +139,59 @@ TEST_F(SchedulerTest, TimeoutSetsCancelledAndTheRunFailsTimedOut) {
   EXPECT_EQ(failed.at, Wall(absl::Hours(1) + absl::Seconds(30)));
 }
 
+// The forced cancel comes timeout.grace after the graceful one: an executor
+// sends SIGTERM on `cancelled`, SIGKILL on `killed`.
+TEST_F(SchedulerTest, TimeoutKillsGraceAfterCancelling) {
+  Create();
+  JobSpec spec = Cron("stubborn", "0 * * * *");
+  spec.timeout.attempt_timeout = absl::Seconds(30);
+  spec.timeout.grace = absl::Seconds(5);
+  std::atomic<const AttemptContext*> seen{nullptr};
+  absl::Notification killed;
+  ASSERT_THAT(scheduler_->AddJob(spec,
+                                 [&](const AttemptContext& ctx) {
+                                   seen = &ctx;
+                                   recorder_.Record(ctx);
+                                   ctx.killed->wait(false);  // ignores cancel
+                                   killed.Notify();
+                                   return absl::CancelledError("killed");
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Hours(1));
+  ASSERT_TRUE(recorder_.WaitForAttempts(1));
+  AdvanceTo(absl::Hours(1) + absl::Seconds(30));
+  ASSERT_TRUE(WaitUntilCancelled(*seen.load()));
+  AdvanceTo(absl::Hours(1) + absl::Seconds(34));
+  EXPECT_FALSE(seen.load()->IsKilled()) << "killed before the grace passed";
+  AdvanceTo(absl::Hours(1) + absl::Seconds(35));
+  ASSERT_TRUE(killed.WaitForNotificationWithTimeout(kLimit));
+  const RunEvent failed =
+      recorder_.WaitForEvent(FireId("stubborn", absl::Hours(1)), "failed");
+  EXPECT_THAT(failed.detail, HasSubstr("timed out"));
+}
+
+TEST_F(SchedulerTest, AttemptOutputIsKeptWithTheAttemptInTheStore) {
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(Cron("talky", "0 * * * *"),
+                                 [&](const AttemptContext& ctx) {
+                                   recorder_.Record(ctx);
+                                   *ctx.output = absl::StrCat(
+                                       "hello from ", ctx.fire_id, "\n");
+                                   return absl::InternalError("exit status 3");
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Hours(1));
+  const std::string fire = FireId("talky", absl::Hours(1));
+  const RunEvent failed = recorder_.WaitForEvent(fire, "failed");
+  absl::StatusOr<RunDetail> run = store_->GetRun(failed.run_id, kForever);
+  ASSERT_THAT(run, IsOk());
+  ASSERT_EQ(run->attempts.size(), 1u);
+  EXPECT_EQ(run->attempts[0].output, absl::StrCat("hello from ", fire, "\n"));
+  EXPECT_THAT(run->attempts[0].detail, HasSubstr("exit status 3"));
+}
+
 TEST_F(SchedulerTest, OverlapSkipRecordsTheFireDueWhileTheFunctionBlocks) {
   Create();
   JobSpec spec = Cron("tick", "* * * * *");

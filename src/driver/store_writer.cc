@@ -76,8 +76,9 @@ void StoreWriter::Persist(core::PersistAction batch) {
   Enqueue(std::move(batch));
 }
 
-void StoreWriter::Transition(core::TransitionAction t, absl::Time at) {
-  Enqueue(TransitionItem{std::move(t), at});
+void StoreWriter::Transition(core::TransitionAction t, absl::Time at,
+                             std::string output) {
+  Enqueue(TransitionItem{std::move(t), at, std::move(output)});
 }
 
 void StoreWriter::Barrier(std::function<void()> done) {
@@ -332,7 +333,7 @@ size_t StoreWriter::WriteTransitions(std::vector<Item>& items, size_t i) {
       }
     } else {
       batch.push_back(RunTransition{t.run, t.from, t.to, t.attempt, 0, item->at,
-                                    t.detail, ""});
+                                    t.detail, std::move(item->output)});
     }
     if (options_.report_transitions)
       done.emplace_back(Transitioned{std::move(item->t), item->at});

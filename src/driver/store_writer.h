@@ -94,7 +94,9 @@ class StoreWriter {
   void PutJob(const JobSpec& spec, int64_t generation);
   void DeleteJob(const JobKey& key);
   void Persist(core::PersistAction batch);
-  void Transition(core::TransitionAction t, absl::Time at);
+  // `output`: the ending attempt's (t.from == running), kept with it.
+  void Transition(core::TransitionAction t, absl::Time at,
+                  std::string output = {});
   // Once every write enqueued before it is durable (or dropped after a fatal
   // error), completes with Reached{done}.
   void Barrier(std::function<void()> done);
@@ -124,6 +126,7 @@ class StoreWriter {
   struct TransitionItem {
     core::TransitionAction t;
     absl::Time at;
+    std::string output;
   };
   struct BarrierItem {
     std::function<void()> done;

@@ -2,6 +2,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +24,17 @@ class Writer {
     const uint32_t n = static_cast<uint32_t>(s.size());
     for (int i = 0; i < 4; ++i) Byte(static_cast<uint8_t>(n >> (8 * i)));
     out_.append(s.data(), s.size());
+  }
+  void StrList(const std::vector<std::string>& list) {
+    Int(static_cast<int64_t>(list.size()));
+    for (const std::string& s : list) Str(s);
+  }
+  void StrMap(const std::map<std::string, std::string>& map) {
+    Int(static_cast<int64_t>(map.size()));
+    for (const auto& [k, v] : map) {
+      Str(k);
+      Str(v);
+    }
   }
   void Time(absl::Time t) { Int(TimeToNanos(t)); }
   void Dur(absl::Duration d) { Int(DurationToNanos(d)); }
@@ -72,6 +86,21 @@ class Reader {
     std::string s(in_.substr(0, n));
     in_.remove_prefix(n);
     return s;
+  }
+  std::vector<std::string> StrList() {
+    std::vector<std::string> list;
+    const int64_t n = Int();
+    for (int64_t i = 0; ok_ && i < n; ++i) list.push_back(Str());
+    return list;
+  }
+  std::map<std::string, std::string> StrMap() {
+    std::map<std::string, std::string> map;
+    const int64_t n = Int();
+    for (int64_t i = 0; ok_ && i < n; ++i) {
+      std::string k = Str();
+      map[std::move(k)] = Str();
+    }
+    return map;
   }
   absl::Time Time() { return NanosToTime(Int()); }
   absl::Duration Dur() { return NanosToDuration(Int()); }
@@ -135,22 +164,40 @@ std::string EncodeJobSpec(const JobSpec& spec) {
   w.Dur(spec.timeout.grace);
   w.Enum(spec.delivery);
   w.Int(spec.priority);
-  w.Int(static_cast<int64_t>(spec.labels.size()));
-  for (const auto& [k, v] : spec.labels) {
-    w.Str(k);
-    w.Str(v);
-  }
+  w.StrMap(spec.labels);
   w.Byte(spec.paused);
+  // Format 2.
+  const ExecutorSpec& e = spec.executor;
+  w.Enum(e.kind);
+  w.StrList(e.shell.argv);
+  w.Str(e.shell.command);
+  w.Str(e.shell.working_dir);
+  w.StrMap(e.shell.env);
+  w.Str(e.shell.user);
+  w.Str(e.shell.group);
+  w.Int(e.shell.output_limit);
+  w.Str(e.http.method);
+  w.Str(e.http.url);
+  w.StrMap(e.http.headers);
+  w.Str(e.http.body);
+  w.Byte(e.http.verify_tls);
+  w.Int(static_cast<int64_t>(e.http.success_statuses.size()));
+  for (const auto& [lo, hi] : e.http.success_statuses) {
+    w.Int(lo);
+    w.Int(hi);
+  }
+  w.Dur(e.http.connect_timeout);
+  w.Int(e.http.response_limit);
   return w.Take();
 }
 
 absl::StatusOr<JobSpec> DecodeJobSpec(absl::string_view bytes) {
   Reader r(bytes);
   const uint8_t format = r.Byte();
-  if (r.ok() && format != kJobSpecFormat) {
+  if (r.ok() && (format < 1 || format > kJobSpecFormat)) {
     return absl::DataLossError(absl::StrCat(
-        "job spec: format ", format, " is unknown (this binary reads format ",
-        static_cast<int>(kJobSpecFormat), ")"));
+        "job spec: format ", format, " is unknown (this binary reads formats ",
+        "1 to ", static_cast<int>(kJobSpecFormat), ")"));
   }
   JobSpec spec;
   spec.key.name_space = r.Str();
@@ -184,12 +231,31 @@ absl::StatusOr<JobSpec> DecodeJobSpec(absl::string_view bytes) {
   spec.timeout.grace = r.Dur();
   spec.delivery = r.Enum(Delivery::kAtLeastOnce);
   spec.priority = static_cast<int>(r.Int());
-  const int64_t labels = r.Int();
-  for (int64_t i = 0; r.ok() && i < labels; ++i) {
-    std::string k = r.Str();
-    spec.labels[std::move(k)] = r.Str();
-  }
+  spec.labels = r.StrMap();
   spec.paused = r.Byte() != 0;
+  if (format >= 2) {
+    ExecutorSpec& e = spec.executor;
+    e.kind = r.Enum(ExecutorSpec::Kind::kHttp);
+    e.shell.argv = r.StrList();
+    e.shell.command = r.Str();
+    e.shell.working_dir = r.Str();
+    e.shell.env = r.StrMap();
+    e.shell.user = r.Str();
+    e.shell.group = r.Str();
+    e.shell.output_limit = r.Int();
+    e.http.method = r.Str();
+    e.http.url = r.Str();
+    e.http.headers = r.StrMap();
+    e.http.body = r.Str();
+    e.http.verify_tls = r.Byte() != 0;
+    const int64_t ranges = r.Int();
+    for (int64_t i = 0; r.ok() && i < ranges; ++i) {
+      const int lo = static_cast<int>(r.Int());
+      e.http.success_statuses.emplace_back(lo, static_cast<int>(r.Int()));
+    }
+    e.http.connect_timeout = r.Dur();
+    e.http.response_limit = r.Int();
+  }
   if (!r.ok() || !r.AtEnd()) {
     return absl::DataLossError(absl::StrCat(
         "job spec: ", bytes.size(), " bytes are not a valid encoding (",

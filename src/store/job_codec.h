@@ -19,7 +19,8 @@
 
 namespace chime::store {
 
-inline constexpr char kJobSpecFormat = 1;
+// 1: up to `paused`; 2: adds `executor`.
+inline constexpr char kJobSpecFormat = 2;
 
 std::string EncodeJobSpec(const JobSpec& spec);
 // DataLoss, saying where, if `bytes` is not an encoding this binary knows.
