@@ -54,6 +54,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -128,6 +129,37 @@ struct RunEvent {
   int attempt = 0;
   std::string detail;
   absl::Time at;
+  // The fire (the first of a range); its job is empty when recovery found a
+  // run whose fire it cannot name (fire_id says what the store has).
+  FireKey fire;
+  int64_t fires = 1;  // a missed/skipped record: how many fires (capped)
+};
+
+// One call the scheduler made to its store, for metrics.
+struct StoreWrite {
+  // "claim_fires", "transition_runs", "put_jobs" or "delete_job".
+  absl::string_view op;
+  size_t items = 0;        // claims + records + watermarks; transitions; jobs
+  absl::Duration latency;  // on the scheduler's clock (monotonic)
+  absl::Status status;
+};
+
+// What the scheduler has done since Create, and what it is doing now.
+struct SchedulerStats {
+  int64_t jobs = 0;
+  int64_t jobs_paused = 0;
+  int64_t runs_pending = 0;  // claimed, waiting for their time or a slot
+  int64_t runs_running = 0;
+  int64_t fires_run = 0;  // fires that got a run
+  // Fires that did not run, by reason (chime::MissReasonName: "paused",
+  // "overlap", "misfire_skip", ...), counting each fire of a range.
+  std::map<std::string, int64_t> fires_not_run;
+  int64_t runs_succeeded = 0;
+  int64_t runs_failed = 0;
+  int64_t runs_cancelled = 0;
+  int64_t retries = 0;      // attempts scheduled after a failed one
+  int64_t timeouts = 0;     // attempts that hit their timeout
+  int64_t clock_steps = 0;  // wall-clock steps detected
 };
 
 struct SchedulerOptions {
@@ -159,6 +191,9 @@ struct SchedulerOptions {
   // Called on the scheduler thread for every run transition and missed/skipped
   // fire record; must be quick and must not call the Scheduler.
   std::function<void(const RunEvent&)> on_run_event;
+  // Called on the store writer's thread after every store call (with a
+  // store); must be quick and must not call the Scheduler.
+  std::function<void(const StoreWrite&)> on_store_write;
 };
 
 class Scheduler {
@@ -191,6 +226,9 @@ class Scheduler {
   virtual absl::StatusOr<uint64_t> TriggerJob(const JobKey& key) = 0;
   // The job's next scheduled fire time (InfiniteFuture if none).
   virtual absl::StatusOr<absl::Time> NextFireTime(const JobKey& key) = 0;
+  // Counts and current load (a round trip to the scheduler thread; meant for
+  // a metrics scrape, not a hot loop).
+  virtual absl::StatusOr<SchedulerStats> Stats() = 0;
 
   // Stops starting runs (runs not yet started are recorded cancelled -- with a
   // store they are left pending instead, and the next scheduler on the store

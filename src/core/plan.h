@@ -360,6 +360,7 @@ class Plan {
   // Inspection (tests, API).
   const PlanCounters& counters() const { return counters_; }
   size_t num_jobs() const { return jobs_.size(); }
+  size_t num_paused_jobs() const;  // O(jobs)
   // The next scheduled fire of a job (InfiniteFuture if none or paused).
   absl::Time NextFireTime(const JobKey& key) const;
   int64_t Generation(const JobKey& key) const;

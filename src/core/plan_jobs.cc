@@ -245,6 +245,12 @@ const JobSpec* Plan::Spec(const JobKey& key) const {
   return it == jobs_.end() ? nullptr : &job_slots_[it->second]->spec;
 }
 
+size_t Plan::num_paused_jobs() const {
+  size_t n = 0;
+  for (const auto& [key, slot] : jobs_) n += job_slots_[slot]->spec.paused;
+  return n;
+}
+
 int64_t Plan::Generation(const JobKey& key) const {
   auto it = jobs_.find(key);
   return it == jobs_.end() ? 0 : job_slots_[it->second]->generation;

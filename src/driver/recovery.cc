@@ -109,7 +109,7 @@ absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
         run.id,
         fire.has_value() ? fire->ToString() : store::FireRefString(run.fire),
         std::string(RunStateName(run.state)), "lost", may_have_started, detail,
-        now});
+        now, fire.value_or(FireKey{})});
     batch.push_back(RunTransition{run.id, run.state, RunState::kLost,
                                   may_have_started, 0, now, std::move(detail),
                                   ""});

@@ -47,6 +47,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
   for (const auto& [key, job] : stored_jobs_) ids[key] = job.id;
   StoreWriter::Options writer;
   writer.report_transitions = static_cast<bool>(options_.on_run_event);
+  writer.on_write = options_.on_store_write;
   writer_ = std::make_unique<StoreWriter>(
       *store_, clock_, fence_, writer, std::move(ids),
       [this] { wakeup_.Notify(); },
@@ -216,6 +217,30 @@ absl::StatusOr<absl::Time> SchedulerImpl::NextFireTime(const JobKey& key) {
     }
     return plan_.NextFireTime(key);
   });
+}
+
+absl::StatusOr<SchedulerStats> SchedulerImpl::Stats() {
+  return Call<absl::StatusOr<SchedulerStats>>(
+      [&]() -> absl::StatusOr<SchedulerStats> {
+        SchedulerStats s;
+        s.jobs = static_cast<int64_t>(plan_.num_jobs());
+        s.jobs_paused = static_cast<int64_t>(plan_.num_paused_jobs());
+        for (const core::ReadyQueue::NamespaceStats& ns : plan_.QueueStats()) {
+          s.runs_pending += static_cast<int64_t>(ns.pending);
+          s.runs_running += ns.running;
+        }
+        const core::PlanCounters& c = plan_.counters();
+        s.fires_run = c.fires_run;
+        for (const auto& [reason, n] : c.fires_missed)
+          s.fires_not_run[std::string(MissReasonName(reason))] += n;
+        s.runs_succeeded = c.runs_succeeded;
+        s.runs_failed = c.runs_failed;
+        s.runs_cancelled = c.runs_cancelled;
+        s.retries = c.retries;
+        s.timeouts = c.timeouts;
+        s.clock_steps = c.clock_steps;
+        return s;
+      });
 }
 
 void SchedulerImpl::Shutdown(absl::Duration grace) {

@@ -1,5 +1,6 @@
 // The Scheduler's controls: pause and resume, trigger now, remove, calls before
 // Start, calls from job functions and callbacks, and option checks.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -263,6 +264,49 @@ TEST_F(SchedulerTest, BadJobIsRejectedAndChangesNothing) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fn")));
   EXPECT_THAT(scheduler_->NextFireTime(Key("a")),
               StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(SchedulerTest, StatsCountJobsFiresRunsAndStoreWrites) {
+  absl::Mutex mu;
+  std::map<std::string, size_t> written;  // op -> items
+  SchedulerOptions options;
+  options.on_store_write = [&](const StoreWrite& w) {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(w.status.ok()) << w.status;
+    EXPECT_GE(w.latency, absl::ZeroDuration());
+    written[std::string(w.op)] += w.items;
+  };
+  Create(std::move(options));
+  JobSpec paused = Cron("quiet", "* * * * *");
+  paused.paused = true;
+  ASSERT_THAT(
+      scheduler_->AddJob(Cron("tick", "* * * * *"), Returns(absl::OkStatus())),
+      IsOk());
+  ASSERT_THAT(scheduler_->AddJob(paused, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Minutes(1));
+  recorder_.WaitForEvent(FireId("tick", absl::Minutes(1)), "succeeded");
+  AdvanceTo(absl::Minutes(2));
+  recorder_.WaitForEvent(FireId("tick", absl::Minutes(2)), "succeeded");
+  ASSERT_THAT(scheduler_->ResumeJob(Key("quiet")), IsOk());
+
+  absl::StatusOr<SchedulerStats> stats = scheduler_->Stats();
+  ASSERT_THAT(stats, IsOk());
+  EXPECT_EQ(stats->jobs, 2);
+  EXPECT_EQ(stats->jobs_paused, 0);
+  EXPECT_EQ(stats->fires_run, 2);
+  EXPECT_EQ(stats->runs_succeeded, 2);
+  EXPECT_EQ(stats->runs_running, 0);
+  // The two fires due while "quiet" was paused.
+  EXPECT_EQ(stats->fires_not_run,
+            (std::map<std::string, int64_t>{{"paused", 2}}));
+  ASSERT_THAT(scheduler_->PauseJob(Key("tick")), IsOk());
+  EXPECT_EQ(scheduler_->Stats()->jobs_paused, 1);
+
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(written["put_jobs"], 4u);     // two adds, a resume and a pause
+  EXPECT_GE(written["claim_fires"], 2u);  // two claims (and watermarks, ...)
+  EXPECT_GE(written["transition_runs"], 4u);  // pending->running->succeeded
 }
 
 }  // namespace

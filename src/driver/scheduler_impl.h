@@ -59,6 +59,7 @@ class SchedulerImpl final : public Scheduler {
   absl::Status ResumeJob(const JobKey& key) override;
   absl::StatusOr<uint64_t> TriggerJob(const JobKey& key) override;
   absl::StatusOr<absl::Time> NextFireTime(const JobKey& key) override;
+  absl::StatusOr<SchedulerStats> Stats() override;
   void Shutdown(absl::Duration grace) override;
 
  private:

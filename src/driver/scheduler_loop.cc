@@ -24,7 +24,9 @@ bool IsSkip(core::MissReason r) {
 
 RunEvent MissedEvent(const core::PersistAction::Missed& m, absl::Time at) {
   RunEvent e;
-  e.fire_id = FireKey{m.job, m.generation, m.range.first}.ToString();
+  e.fire = FireKey{m.job, m.generation, m.range.first};
+  e.fire_id = e.fire.ToString();
+  e.fires = m.range.count;
   e.to = IsSkip(m.range.reason) ? "skipped" : "missed";
   e.detail = std::string(core::MissReasonName(m.range.reason));
   if (m.range.count != 1) {
@@ -192,9 +194,10 @@ void SchedulerImpl::OnWritten(std::vector<StoreWriter::Completion> done) {
     }
     if (auto* t = std::get_if<StoreWriter::Transitioned>(&c)) {
       const core::TransitionAction& a = t->transition;
-      Emit(RunEvent{
-          a.run, a.fire.ToString(), std::string(core::RunStateName(a.from)),
-          std::string(core::RunStateName(a.to)), a.attempt, a.detail, t->at});
+      Emit(RunEvent{a.run, a.fire.ToString(),
+                    std::string(core::RunStateName(a.from)),
+                    std::string(core::RunStateName(a.to)), a.attempt, a.detail,
+                    t->at, a.fire});
       continue;
     }
     auto& p = std::get<StoreWriter::Persisted>(c);
@@ -377,7 +380,7 @@ void SchedulerImpl::RecordTransition(core::TransitionAction& t) {
   Emit(RunEvent{t.run, t.fire.ToString(),
                 std::string(core::RunStateName(t.from)),
                 std::string(core::RunStateName(t.to)), t.attempt, t.detail,
-                clock_.Now()});
+                clock_.Now(), t.fire});
 }
 
 void SchedulerImpl::Acknowledge(const core::PersistAction& batch,

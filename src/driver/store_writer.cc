@@ -143,7 +143,7 @@ void StoreWriter::Run() {
         i = WriteTransitions(items, i);
       } else if (auto* del = std::get_if<DeleteJobItem>(&item)) {
         if (!failed_) {
-          absl::Status s = Retry([&](MonoTime deadline) {
+          absl::Status s = Retry("delete_job", 1, [&](MonoTime deadline) {
             return store_.DeleteJob(del->key, kAnyRevision, deadline);
           });
           if (!s.ok() && !absl::IsNotFound(s)) Fatal(s);
@@ -161,10 +161,15 @@ void StoreWriter::Run() {
 }
 
 absl::Status StoreWriter::Retry(
+    absl::string_view op, size_t items,
     const std::function<absl::Status(MonoTime)>& write) {
   absl::Duration pause = options_.first_retry;
   for (int sends = 1;; ++sends) {
-    absl::Status s = write(clock_.MonoNow() + options_.call_timeout);
+    const MonoTime start = clock_.MonoNow();
+    absl::Status s = write(start + options_.call_timeout);
+    if (options_.on_write) {
+      options_.on_write(StoreWrite{op, items, clock_.MonoNow() - start, s});
+    }
     if (!Indeterminate(s)) return s;
     std::unique_lock<std::mutex> lock(mu_);
     if (give_up_ && sends >= kSendsWhileStopping) return s;
@@ -206,7 +211,7 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
   }
   if (failed_) return i;
   absl::StatusOr<std::vector<JobRecord>> records;
-  absl::Status s = Retry([&](MonoTime deadline) {
+  absl::Status s = Retry("put_jobs", writes.size(), [&](MonoTime deadline) {
     records = store_.PutJobs(writes, deadline);
     return records.status();
   });
@@ -262,7 +267,9 @@ absl::Status StoreWriter::Claim(
         absl::FailedPreconditionError("a persist batch names a job never put"));
     return absl::UnavailableError("store writer failed");
   }
-  return Retry([&](MonoTime deadline) {
+  const size_t items =
+      claim.claims.size() + claim.missed.size() + claim.watermarks.size();
+  return Retry("claim_fires", items, [&](MonoTime deadline) {
     return store_.ClaimFires(fence_, claim, deadline);
   });
 }
@@ -306,9 +313,10 @@ size_t StoreWriter::WriteTransitions(std::vector<Item>& items, size_t i) {
   std::vector<Completion> done;
   const auto flush = [&] {
     if (batch.empty() || failed_) return;
-    absl::Status s = Retry([&](MonoTime deadline) {
-      return store_.TransitionRuns(fence_, batch, deadline);
-    });
+    absl::Status s =
+        Retry("transition_runs", batch.size(), [&](MonoTime deadline) {
+          return store_.TransitionRuns(fence_, batch, deadline);
+        });
     if (!s.ok()) Fatal(s);
     batch.clear();
   };
@@ -322,7 +330,7 @@ size_t StoreWriter::WriteTransitions(std::vector<Item>& items, size_t i) {
       // got in, the run is pending in the store and is cancelled there too.
       if (t.to == core::RunState::kCancelled && !failed_) {
         flush();
-        absl::Status s = Retry([&](MonoTime deadline) {
+        absl::Status s = Retry("transition_runs", 1, [&](MonoTime deadline) {
           return store_.TransitionRun(
               fence_,
               RunTransition{t.run, RunState::kPending, RunState::kCancelled,

@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "chime/job.h"
+#include "chime/scheduler.h"
 #include "chime/store.h"
 #include "src/core/plan.h"
 
@@ -56,6 +57,8 @@ class StoreWriter {
     absl::Duration max_retry = absl::Seconds(1);
     // Also return transitions as completions (the driver emits RunEvents).
     bool report_transitions = false;
+    // Called on the writer thread after every store call (each re-send too).
+    std::function<void(const StoreWrite&)> on_write;
   };
 
   // A persist batch written (or refused): for the Plan, and for RunEvents of
@@ -143,7 +146,9 @@ class StoreWriter {
   size_t WriteTransitions(std::vector<Item>& items, size_t i);
   // Calls `write` until it answers something other than unavailable /
   // indeterminate, or the writer is told to stop while the store is down.
-  absl::Status Retry(const std::function<absl::Status(MonoTime)>& write);
+  // `op` and `items` are what Options::on_write hears.
+  absl::Status Retry(absl::string_view op, size_t items,
+                     const std::function<absl::Status(MonoTime)>& write);
   // ClaimFires of `batches` as one call.
   absl::Status Claim(const std::vector<const core::PersistAction*>& batches);
   // A refusal the Plan cannot handle: on_fatal, then every later write is
