@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "cli/app.h"
 #include "cli/cron_command.h"
+#include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
@@ -13,5 +14,6 @@ int main(int argc, char** argv) {
   return chime::cli::RunCli(argc, argv, io,
                             {
                                 chime::cli::AddCronCommand,
+                                chime::cli::AddServeCommand,
                             });
 }

@@ -8,7 +8,9 @@ PACKAGES=(
   libabsl-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
-  libsqlite3-dev
+  libsqlite3-dev libyaml-cpp-dev
+  libcurl4-openssl-dev libboost-dev
+  prometheus
 )
 
 missing=()

@@ -12,6 +12,8 @@
 
 #include <ostream>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -33,15 +35,56 @@ MATCHER(IsOk, "is OK") {
   return s.ok();
 }
 
-MATCHER_P(
-    IsOkAndHolds, value_matcher,
-    "is OK and holds a value that " +
-        ::testing::DescribeMatcher<decltype(value_matcher)>(value_matcher)) {
-  if (!arg.ok()) {
-    *result_listener << "status is " << arg.status();
-    return false;
+namespace internal {
+// IsOkAndHolds: a polymorphic matcher, so that the inner one may be
+// polymorphic too (IsEmpty(), ElementsAre(...)): it becomes a Matcher of the
+// StatusOr's value type when the StatusOr's type is known.
+template <typename StatusOrT, typename T>
+class IsOkAndHoldsImpl : public ::testing::MatcherInterface<StatusOrT> {
+ public:
+  explicit IsOkAndHoldsImpl(::testing::Matcher<const T&> inner)
+      : inner_(std::move(inner)) {}
+  bool MatchAndExplain(StatusOrT arg,
+                       ::testing::MatchResultListener* listener) const override {
+    if (!arg.ok()) {
+      *listener << "status is " << arg.status();
+      return false;
+    }
+    return inner_.MatchAndExplain(*arg, listener);
   }
-  return ::testing::ExplainMatchResult(value_matcher, *arg, result_listener);
+  void DescribeTo(std::ostream* os) const override {
+    *os << "is OK and holds a value that ";
+    inner_.DescribeTo(os);
+  }
+  void DescribeNegationTo(std::ostream* os) const override {
+    *os << "is not OK, or holds a value that ";
+    inner_.DescribeNegationTo(os);
+  }
+
+ private:
+  const ::testing::Matcher<const T&> inner_;
+};
+
+template <typename InnerMatcher>
+class IsOkAndHoldsMatcher {
+ public:
+  explicit IsOkAndHoldsMatcher(InnerMatcher inner) : inner_(std::move(inner)) {}
+  template <typename StatusOrT>
+  operator ::testing::Matcher<StatusOrT>() const {  // NOLINT: implicit
+    using T = typename std::decay_t<StatusOrT>::value_type;
+    return ::testing::MakeMatcher(new IsOkAndHoldsImpl<StatusOrT, T>(
+        ::testing::SafeMatcherCast<const T&>(inner_)));
+  }
+
+ private:
+  InnerMatcher inner_;
+};
+}  // namespace internal
+
+// Matches an OK StatusOr whose value matches `inner` (a value or a matcher).
+template <typename InnerMatcher>
+internal::IsOkAndHoldsMatcher<InnerMatcher> IsOkAndHolds(InnerMatcher inner) {
+  return internal::IsOkAndHoldsMatcher<InnerMatcher>(std::move(inner));
 }
 
 MATCHER_P(StatusIs, code, "has status code " + absl::StatusCodeToString(code)) {

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/attempt_context.h"
 
 namespace chime::exec {
 namespace {
@@ -11,16 +12,7 @@ using ::testing::MatchesRegex;
 using ::testing::Pair;
 
 AttemptContext Context(int attempt) {
-  AttemptContext ctx;
-  ctx.fire.job = {.name_space = "ops", .id = "backup"};
-  ctx.fire.generation = 3;
-  ctx.fire.scheduled_time = absl::FromUnixSeconds(1795000000);
-  ctx.fire_id = ctx.fire.ToString();
-  ctx.scheduled_time = ctx.fire.scheduled_time;
-  ctx.attempt = attempt;
-  ctx.fencing_token = 17;
-  ctx.run_id = 42;
-  return ctx;
+  return ::chime::testing::TestAttemptContext("backup", attempt);
 }
 
 TEST(AttemptIdentityTest, FieldsNameTheFireAttemptAndToken) {

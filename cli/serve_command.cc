@@ -1,0 +1,163 @@
+#include "cli/serve_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "chime/clock.h"
+#include "daemon/daemon.h"
+#include "daemon/logger.h"
+#include "src/config/daemon_config.h"
+
+namespace chime::cli {
+namespace {
+
+struct ServeFlags {
+  std::optional<std::string> config_file;
+  std::optional<std::string> data_dir;
+  std::optional<std::string> jobs_dir;
+  std::optional<std::string> listen;
+  std::optional<int> max_concurrent_runs;
+  std::optional<std::string> shutdown_grace;
+  std::optional<std::string> log_format;
+  std::optional<std::string> log_level;
+};
+
+// The configuration from every layer; InvalidArgument names the bad setting.
+absl::StatusOr<config::DaemonConfig> Resolve(const ServeFlags& flags) {
+  config::DaemonConfig c;
+  std::string path;
+  bool required = true;
+  if (flags.config_file.has_value()) {
+    path = *flags.config_file;
+  } else if (const char* env = std::getenv("CHIME_CONFIG")) {
+    path = env;
+  } else {
+    path = "chime.yaml";
+    required = false;
+  }
+  std::ifstream in(path);
+  if (in) {
+    std::stringstream text;
+    text << in.rdbuf();
+    if (absl::Status s = config::ApplyConfigFile(path, text.str(), &c); !s.ok())
+      return s;
+  } else if (required) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config file \"", path, "\" cannot be read"));
+  }
+  if (absl::Status s = config::ApplyEnvironment(
+          [](const char* name) { return std::getenv(name); }, &c);
+      !s.ok()) {
+    return s;
+  }
+  if (flags.data_dir) c.data_dir = *flags.data_dir;
+  if (flags.jobs_dir) c.jobs_dir = *flags.jobs_dir;
+  if (flags.listen) c.listen = *flags.listen;
+  if (flags.max_concurrent_runs)
+    c.max_concurrent_runs = *flags.max_concurrent_runs;
+  if (flags.shutdown_grace) {
+    absl::Duration d;
+    if (!absl::ParseDuration(*flags.shutdown_grace, &d)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shutdown-grace: \"", *flags.shutdown_grace,
+                       "\" is not a duration such as 30s"));
+    }
+    c.shutdown_grace = d;
+  }
+  if (flags.log_format) c.log_format = *flags.log_format;
+  if (flags.log_level) c.log_level = *flags.log_level;
+  if (absl::Status s = config::ValidateDaemonConfig(c); !s.ok()) return s;
+  return c;
+}
+
+daemon::LogLevel LevelOf(const std::string& name) {
+  if (name == "debug") return daemon::LogLevel::kDebug;
+  if (name == "warn") return daemon::LogLevel::kWarn;
+  if (name == "error") return daemon::LogLevel::kError;
+  return daemon::LogLevel::kInfo;
+}
+
+int Serve(const ServeFlags& flags, const Io& io) {
+  absl::StatusOr<config::DaemonConfig> c = Resolve(flags);
+  if (!c.ok()) {
+    io.err << "chime serve: " << c.status().message() << "\n";
+    return kExitUsage;
+  }
+  const bool text = c->log_format == "text" ||
+                    (c->log_format == "auto" && isatty(STDERR_FILENO));
+  daemon::Logger log(stderr,
+                     text ? daemon::LogFormat::kText : daemon::LogFormat::kJson,
+                     LevelOf(c->log_level), RealClock::Get());
+  // Every thread the daemon starts inherits this mask, so the signals reach
+  // only the sigwait below (children get a clean mask from the executor).
+  // SIGPIPE stays blocked: a peer that went away is an EPIPE, not a death.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&signals, sig);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  absl::StatusOr<std::unique_ptr<daemon::Daemon>> d =
+      daemon::Daemon::Start(*c, log);
+  if (!d.ok()) {
+    log.Error("chime serve could not start",
+              {{"error", d.status().ToString()}});
+    return kExitFailure;
+  }
+  sigset_t wait_for;
+  sigemptyset(&wait_for);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&wait_for, sig);
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&wait_for, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      log.Info("SIGHUP: reloading job files");
+      (*d)->Reload();
+      continue;
+    }
+    log.Info("signal received; shutting down",
+             {{"signal", std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT")}});
+    (*d)->Stop();
+    return kExitOk;
+  }
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, const Io& io, int* status) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* serve = app.add_subcommand(
+      "serve",
+      "Run the scheduler daemon: jobs from YAML files (hot-reloaded), an "
+      "embedded SQLite store, /metrics, /healthz and /readyz over HTTP. "
+      "SIGTERM/SIGINT stop it gracefully; SIGHUP reloads the job files.");
+  serve->add_option("--config", flags->config_file,
+                    "config file (default: $CHIME_CONFIG, else ./chime.yaml "
+                    "when present)");
+  serve->add_option("--data-dir", flags->data_dir,
+                    "where the store lives (default ./chime-data)");
+  serve->add_option("--jobs-dir", flags->jobs_dir,
+                    "directory of job files, *.yaml (default ./jobs)");
+  serve->add_option("--listen", flags->listen,
+                    "HTTP address, host:port (default 127.0.0.1:8712; port 0 "
+                    "picks a free one, logged at start)");
+  serve->add_option("--max-concurrent-runs", flags->max_concurrent_runs,
+                    "attempts running at once (default 32)");
+  serve->add_option("--shutdown-grace", flags->shutdown_grace,
+                    "on SIGTERM, how long running attempts may finish before "
+                    "they are cancelled (default 30s)");
+  serve->add_option("--log-format", flags->log_format,
+                    "auto (text on a terminal, else JSON lines), json, text");
+  serve->add_option("--log-level", flags->log_level,
+                    "debug, info, warn, error (default info)");
+  serve->callback([flags, &io, status] { *status = Serve(*flags, io); });
+}
+
+}  // namespace chime::cli

@@ -1,0 +1,231 @@
+#include "daemon/daemon.h"
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "src/base/status_macros.h"
+#include "src/exec/http_executor.h"
+#include "src/exec/process_ledger.h"
+#include "src/exec/shell_executor.h"
+#include "src/store/sqlite_store.h"
+
+namespace chime::daemon {
+namespace {
+
+// How long the jobs directory must be quiet after a change before it is
+// reloaded (an editor's save is several events).
+constexpr absl::Duration kReloadQuiet = absl::Milliseconds(200);
+
+// A short fixed word for an executor error (the metric's `kind` label), or
+// "" when the error is the target's own answer (an exit status, an HTTP
+// status) or a cancel.
+absl::string_view ExecutorErrorKind(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kNotFound:
+      return "not_found";
+    case absl::StatusCode::kPermissionDenied:
+      return "permission_denied";
+    case absl::StatusCode::kUnavailable:
+      return "unavailable";
+    case absl::StatusCode::kInvalidArgument:
+      return "invalid_request";
+    case absl::StatusCode::kFailedPrecondition:
+      return "failed_precondition";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+Daemon::Daemon(const config::DaemonConfig& config, Logger& log)
+    : config_(config), log_(log) {}
+
+Daemon::~Daemon() { Stop(); }
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
+    const config::DaemonConfig& config, Logger& log) {
+  RETURN_IF_ERROR(config::ValidateDaemonConfig(config));
+  std::unique_ptr<Daemon> d(new Daemon(config, log));
+  if (absl::Status s = d->StartAll(); !s.ok()) {
+    d->Stop();
+    return s;
+  }
+  return d;
+}
+
+JobFunction Daemon::MakeFunction(const JobSpec& spec) {
+  JobFunction run;
+  absl::string_view executor;
+  switch (spec.executor.kind) {
+    case ExecutorSpec::Kind::kShell:
+      run = exec::MakeShellFunction(
+          spec.executor.shell, exec::ShellOptions{.ledger_dir = ledger_dir_});
+      executor = "shell";
+      break;
+    case ExecutorSpec::Kind::kHttp:
+      run = exec::MakeHttpFunction(spec.executor.http);
+      executor = "http";
+      break;
+    case ExecutorSpec::Kind::kFunction:
+      // Job files always name an executor (config::ParseJobFile).
+      return [](const AttemptContext&) {
+        return absl::FailedPreconditionError("the job has no executor");
+      };
+  }
+  return [run = std::move(run), executor, metrics = metrics_.get(),
+          &log = log_](const AttemptContext& ctx) {
+    log.Log(LogLevel::kDebug, "attempt started",
+            {{"fire_id", ctx.fire_id}, {"attempt", int64_t{ctx.attempt}}});
+    absl::Status s = run(ctx);
+    if (!s.ok() && !ctx.IsCancelled()) {
+      if (absl::string_view kind = ExecutorErrorKind(s); !kind.empty())
+        metrics->OnExecutorError(executor, kind);
+    }
+    return s;
+  };
+}
+
+absl::Status Daemon::StartAll() {
+  std::error_code ec;
+  std::filesystem::create_directories(config_.data_dir, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat(
+        "data_dir \"", config_.data_dir, "\": cannot create: ", ec.message()));
+  }
+  ledger_dir_ =
+      (std::filesystem::path(config_.data_dir) / "processes").string();
+  ASSIGN_OR_RETURN(int orphans, exec::KillOrphans(ledger_dir_));
+  if (orphans > 0) {
+    log_.Warn("killed processes left by an earlier daemon",
+              {{"process_groups", int64_t{orphans}}});
+  }
+  store::SqliteStore::Options store_options;
+  store_options.data_dir = config_.data_dir;
+  ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteStore> store,
+                   store::SqliteStore::Open(store_options));
+  log_.Info("store open",
+            {{"data_dir", config_.data_dir}, {"epoch", store->epoch()}});
+
+  // The scheduler's hooks need the metrics, and the metrics the scheduler's
+  // Stats: the metrics read it through this pointer once it exists.
+  ASSIGN_OR_RETURN(metrics_,
+                   DaemonMetrics::Create(
+                       [this]() -> absl::StatusOr<SchedulerStats> {
+                         if (scheduler_ == nullptr)
+                           return absl::UnavailableError("not started");
+                         return scheduler_->Stats();
+                       },
+                       [this] {
+                         return jobs_ == nullptr
+                                    ? 0
+                                    : static_cast<int>(jobs_->Errors().size());
+                       }));
+  SchedulerOptions options;
+  options.store = std::shared_ptr<Store>(std::move(store));
+  options.worker_threads = config_.max_concurrent_runs;
+  options.on_run_event = [this](const RunEvent& e) {
+    log_.LogRunEvent(e);
+    metrics_->OnRunEvent(e);
+  };
+  options.on_store_write = [this](const StoreWrite& w) {
+    metrics_->OnStoreWrite(w);
+    if (!w.status.ok()) {
+      log_.Warn("store write failed",
+                {{"op", std::string(w.op)}, {"error", w.status.ToString()}});
+    }
+  };
+  ASSIGN_OR_RETURN(scheduler_, Scheduler::Create(std::move(options)));
+
+  jobs_ = std::make_unique<JobSync>(
+      *scheduler_, [this](const JobSpec& spec) { return MakeFunction(spec); },
+      log_);
+  Reload();
+  RETURN_IF_ERROR(scheduler_->Start());
+  absl::StatusOr<std::unique_ptr<DirWatcher>> watcher = DirWatcher::Start(
+      config_.jobs_dir, kReloadQuiet, [this](bool still_watching) {
+        if (still_watching) {
+          Reload();
+        } else {
+          log_.Warn("jobs directory gone; not watching it (SIGHUP reloads)",
+                    {{"jobs_dir", config_.jobs_dir}});
+        }
+      });
+  if (watcher.ok()) {
+    watcher_ = *std::move(watcher);
+  } else {
+    log_.Warn("not watching the jobs directory (SIGHUP reloads)",
+              {{"jobs_dir", config_.jobs_dir},
+               {"error", watcher.status().ToString()}});
+  }
+
+  http::HttpServer::Options http;
+  std::string host;
+  int port = 0;
+  RETURN_IF_ERROR(config::SplitHostPort(config_.listen, &host, &port));
+  http.address = host;
+  http.port = static_cast<uint16_t>(port);
+  http.router.Handle("GET", "/healthz", [](const http::Request&) {
+    return http::Response{.status = 200, .body = "ok\n"};
+  });
+  http.router.Handle("GET", "/readyz",
+                     [this](const http::Request&) { return Ready(); });
+  http.router.Handle("GET", "/metrics", [this](const http::Request&) {
+    return http::Response{.status = 200,
+                          .content_type = std::string(metrics::kContentType),
+                          .body = metrics_->Render()};
+  });
+  ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));
+  ready_ = true;
+  log_.Info("chime serving",
+            {{"listen", absl::StrCat(host, ":", http_->port())},
+             {"metrics",
+              absl::StrCat("http://", host, ":", http_->port(), "/metrics")},
+             {"jobs_dir", config_.jobs_dir},
+             {"data_dir", config_.data_dir}});
+  return absl::OkStatus();
+}
+
+JobSync::Report Daemon::Reload() {
+  absl::StatusOr<std::vector<config::FileResult>> files =
+      config::LoadJobDir(config_.jobs_dir);
+  if (!files.ok()) {
+    // No directory: no job files (every job loaded from it before goes).
+    log_.Warn(
+        "jobs directory not read",
+        {{"jobs_dir", config_.jobs_dir}, {"error", files.status().ToString()}});
+    files = std::vector<config::FileResult>{};
+  }
+  return jobs_->Apply(*std::move(files));
+}
+
+http::Response Daemon::Ready() const {
+  nlohmann::ordered_json j;
+  const bool ready = ready_.load() && !stopped_.load();
+  j["ready"] = ready;
+  j["store"] = scheduler_ != nullptr ? "open" : "closed";
+  j["scheduler"] = ready ? "running" : "stopped";
+  j["jobs"] = jobs_ != nullptr ? jobs_->NumJobs() : 0;
+  j["job_file_errors"] =
+      jobs_ != nullptr ? jobs_->Errors() : std::vector<std::string>{};
+  return http::Response{.status = ready ? 200 : 503,
+                        .content_type = "application/json",
+                        .body = j.dump() + "\n"};
+}
+
+void Daemon::Stop() {
+  if (stopped_.exchange(true)) return;
+  log_.Info("stopping",
+            {{"grace", absl::FormatDuration(config_.shutdown_grace)}});
+  if (watcher_ != nullptr) watcher_->Stop();
+  if (scheduler_ != nullptr) scheduler_->Shutdown(config_.shutdown_grace);
+  if (http_ != nullptr) http_->Stop();
+  log_.Info("stopped");
+}
+
+int Daemon::port() const { return http_ != nullptr ? http_->port() : 0; }
+
+}  // namespace chime::daemon

@@ -1,0 +1,84 @@
+// Daemon: `chime serve` as an object. It wires the real pieces together -- a
+// SqliteStore in the data directory, a Scheduler on it, shell and HTTP
+// executors, the job files (loaded, applied as a diff, watched with
+// inotify), the metrics, and an HTTP listener serving /metrics, /healthz and
+// /readyz -- and takes them down in order.
+//
+// Start, in order:
+//   1. the data directory is created; the process ledger's orphans (children
+//      of an earlier incarnation killed with kill -9) are killed, so that no
+//      at-least-once retry runs beside its orphaned first attempt;
+//   2. the store opens (one daemon per data directory: a second one fails
+//      with the holder named) and the scheduler recovers from it (runs left
+//      unfinished are recorded lost, at-least-once ones start again, fires
+//      missed while down go through each job's misfire policy);
+//   3. the job files load and apply, the scheduler starts, the jobs directory
+//      is watched (a change reloads it a moment later);
+//   4. the HTTP listener starts.
+// Reload (SIGHUP, or a change in the jobs directory) re-reads the job files.
+// Stop (SIGTERM/SIGINT): stops starting runs, lets running ones finish for
+// shutdown_grace, then cancels them (SIGTERM to their process groups, SIGKILL
+// a few seconds later), records their outcomes, flushes the store, and stops
+// the listener.
+//
+// /healthz: 200 while the process runs. /readyz: 200 with a JSON body once
+// started and until Stop begins ({"ready":true,"store":"open",
+// "scheduler":"running","jobs":12,"job_file_errors":["jobs/a.yaml:3:5: ..."]}),
+// 503 otherwise; a job file that does not load is listed but does not make
+// the daemon unready (the version loaded before is in force).
+//
+// Thread-safety: Reload and Stop may be called from any thread; Stop once.
+#ifndef CHIME_DAEMON_DAEMON_H_
+#define CHIME_DAEMON_DAEMON_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "chime/scheduler.h"
+#include "daemon/daemon_metrics.h"
+#include "daemon/dir_watcher.h"
+#include "daemon/job_sync.h"
+#include "daemon/logger.h"
+#include "src/config/daemon_config.h"
+#include "src/http/server.h"
+
+namespace chime::daemon {
+
+class Daemon {
+ public:
+  // `log` must outlive the Daemon.
+  static absl::StatusOr<std::unique_ptr<Daemon>> Start(
+      const config::DaemonConfig& config, Logger& log);
+  ~Daemon();  // Stop()
+
+  // Re-reads and applies the job files.
+  JobSync::Report Reload();
+  // See the file comment. Idempotent.
+  void Stop();
+
+  // The port the HTTP listener is on.
+  int port() const;
+
+ private:
+  Daemon(const config::DaemonConfig& config, Logger& log);
+  absl::Status StartAll();
+  JobFunction MakeFunction(const JobSpec& spec);
+  http::Response Ready() const;
+
+  const config::DaemonConfig config_;
+  Logger& log_;
+  std::string ledger_dir_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<DaemonMetrics> metrics_;
+  std::unique_ptr<JobSync> jobs_;
+  std::unique_ptr<DirWatcher> watcher_;
+  std::unique_ptr<http::HttpServer> http_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace chime::daemon
+
+#endif  // CHIME_DAEMON_DAEMON_H_

@@ -1,0 +1,132 @@
+#include "daemon/job_sync.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace chime::daemon {
+namespace {
+
+std::string Where(const std::string& path, const config::FileJob& job) {
+  return absl::StrCat(path, ":", job.line, ":", job.column);
+}
+
+}  // namespace
+
+JobSync::JobSync(Scheduler& scheduler, MakeFunction make, Logger& log)
+    : scheduler_(scheduler), make_(std::move(make)), log_(log) {}
+
+JobSync::Files JobSync::Choose(std::vector<config::FileResult>& files,
+                               Report& report) {
+  Files chosen;
+  std::map<JobKey, std::string> owner;  // key -> "path:line:col"
+  // Takes `jobs` for `path` unless a key clashes with a file taken before;
+  // returns the clash.
+  const auto take =
+      [&](const std::string& path,
+          const std::vector<config::FileJob>& jobs) -> std::string {
+    for (const config::FileJob& job : jobs) {
+      auto it = owner.find(job.spec.key);
+      if (it != owner.end()) {
+        return absl::StrCat(Where(path, job), ": job \"",
+                            job.spec.key.ToString(),
+                            "\" is already defined at ", it->second);
+      }
+    }
+    for (const config::FileJob& job : jobs)
+      owner[job.spec.key] = Where(path, job);
+    chosen[path] = jobs;
+    return "";
+  };
+  for (config::FileResult& file : files) {
+    std::string error;
+    if (file.jobs.ok()) {
+      error = take(file.path, *file.jobs);
+      if (error.empty()) continue;
+    } else {
+      error = std::string(file.jobs.status().message());
+    }
+    auto old = in_force_.find(file.path);
+    const bool kept =
+        old != in_force_.end() && take(file.path, old->second).empty();
+    log_.Error("job file not loaded",
+               {{"file", file.path},
+                {"error", error},
+                {"kept", kept ? std::string("the version loaded before")
+                              : std::string("nothing")}});
+    report.errors.push_back(std::move(error));
+  }
+  report.files = static_cast<int>(chosen.size());
+  return chosen;
+}
+
+void JobSync::Diff(const Files& chosen, Report& report) {
+  std::map<JobKey, const JobSpec*> wanted;
+  for (const auto& [path, jobs] : chosen) {
+    for (const config::FileJob& job : jobs) wanted[job.spec.key] = &job.spec;
+  }
+  for (auto it = applied_.begin(); it != applied_.end();) {
+    if (wanted.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    const absl::Status s = scheduler_.RemoveJob(it->first);
+    if (s.ok() || absl::IsNotFound(s)) {
+      log_.Info("job removed", {{"job", it->first.ToString()}});
+      ++report.removed;
+      it = applied_.erase(it);
+    } else {
+      log_.Error("job not removed",
+                 {{"job", it->first.ToString()}, {"error", s.ToString()}});
+      ++it;
+    }
+  }
+  for (const auto& [key, spec] : wanted) {
+    auto it = applied_.find(key);
+    if (it != applied_.end() && it->second == *spec) {
+      ++report.unchanged;
+      continue;
+    }
+    const bool is_new = it == applied_.end();
+    const absl::Status s = scheduler_.AddJob(*spec, make_(*spec));
+    if (!s.ok()) {
+      // Validated when the file was read; the scheduler may still refuse
+      // (it is shutting down).
+      log_.Error("job not applied",
+                 {{"job", key.ToString()}, {"error", s.ToString()}});
+      continue;
+    }
+    applied_[key] = *spec;
+    log_.Info(is_new ? "job added" : "job changed", {{"job", key.ToString()}});
+    ++(is_new ? report.added : report.changed);
+  }
+}
+
+JobSync::Report JobSync::Apply(std::vector<config::FileResult> files) {
+  absl::MutexLock lock(&mu_);
+  Report report;
+  Files chosen = Choose(files, report);
+  Diff(chosen, report);
+  in_force_ = std::move(chosen);
+  errors_ = report.errors;
+  log_.Info("job files applied",
+            {{"files", int64_t{report.files}},
+             {"errors", static_cast<int64_t>(report.errors.size())},
+             {"added", int64_t{report.added}},
+             {"changed", int64_t{report.changed}},
+             {"removed", int64_t{report.removed}},
+             {"unchanged", int64_t{report.unchanged}}});
+  return report;
+}
+
+std::vector<std::string> JobSync::Errors() const {
+  absl::MutexLock lock(&mu_);
+  return errors_;
+}
+
+int JobSync::NumJobs() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(applied_.size());
+}
+
+}  // namespace chime::daemon

@@ -1,0 +1,109 @@
+#include "daemon/logger.h"
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "src/time/rfc3339.h"
+
+namespace chime::daemon {
+namespace {
+
+// Text values are quoted when they would not read back as one word.
+void AppendTextValue(const Logger::Value& value, std::string* out) {
+  if (const int64_t* n = std::get_if<int64_t>(&value)) {
+    absl::StrAppend(out, *n);
+    return;
+  }
+  const std::string& s = std::get<std::string>(value);
+  const bool plain =
+      !s.empty() && s.find_first_of(" \t\n\"=") == std::string::npos;
+  if (plain) {
+    out->append(s);
+  } else {
+    out->append(nlohmann::json(s).dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+}
+
+std::string Upper(absl::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  return out;
+}
+
+}  // namespace
+
+absl::string_view LogLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "info";
+}
+
+Logger::Logger(std::FILE* out, LogFormat format, LogLevel min_level,
+               Clock& clock)
+    : out_(out), format_(format), min_level_(min_level), clock_(clock) {}
+
+std::string Logger::Render(LogLevel level, absl::string_view msg,
+                           std::initializer_list<Field> fields) const {
+  std::string ts;
+  time::AppendUtc(absl::FromUnixMillis(absl::ToUnixMillis(clock_.Now())), &ts);
+  if (format_ == LogFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["ts"] = ts;
+    j["level"] = std::string(LogLevelName(level));
+    j["msg"] = std::string(msg);
+    for (const auto& [key, value] : fields) {
+      std::visit([&](const auto& v) { j[std::string(key)] = v; }, value);
+    }
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+           "\n";
+  }
+  std::string line =
+      absl::StrCat(ts, " ", Upper(LogLevelName(level)), " ", msg);
+  for (const auto& [key, value] : fields) {
+    absl::StrAppend(&line, " ", key, "=");
+    AppendTextValue(value, &line);
+  }
+  line += "\n";
+  return line;
+}
+
+void Logger::Log(LogLevel level, absl::string_view msg,
+                 std::initializer_list<Field> fields) {
+  if (level < min_level_) return;
+  const std::string line = Render(level, msg, fields);
+  absl::MutexLock lock(&mu_);
+  std::fwrite(line.data(), 1, line.size(), out_);
+  std::fflush(out_);
+}
+
+void Logger::LogRunEvent(const RunEvent& e) {
+  const bool bad = e.to == "failed" || e.to == "lost" || e.to == "missed";
+  const std::string msg =
+      e.run_id == 0 ? absl::StrCat("fire ", e.to) : absl::StrCat("run ", e.to);
+  if (e.run_id == 0) {
+    Log(bad ? LogLevel::kWarn : LogLevel::kInfo, msg,
+        {{"fire_id", e.fire_id}, {"fires", e.fires}, {"detail", e.detail}});
+    return;
+  }
+  // The claim (claiming -> pending) is bookkeeping; the start and the end
+  // of each attempt are what an operator reads.
+  const LogLevel level = bad                    ? LogLevel::kWarn
+                         : e.from == "claiming" ? LogLevel::kDebug
+                                                : LogLevel::kInfo;
+  Log(level, msg,
+      {{"fire_id", e.fire_id},
+       {"run_id", static_cast<int64_t>(e.run_id)},
+       {"from", e.from},
+       {"attempt", int64_t{e.attempt}},
+       {"detail", e.detail}});
+}
+
+}  // namespace chime::daemon

@@ -1,0 +1,70 @@
+// Logger: the daemon's structured log. One line per record, on one stream:
+// a JSON object ({"ts":"2026-11-29T15:30:00.123Z","level":"info",
+// "msg":"run succeeded","fire_id":"backup:1:...",...}) or, for a person at a
+// terminal, text ("2026-11-29T15:30:00.123Z INFO run succeeded fire_id=...").
+// Every record about a run carries its fire_id.
+//
+// Thread-safety: Log may be called from any thread; records never interleave.
+#ifndef CHIME_DAEMON_LOGGER_H_
+#define CHIME_DAEMON_LOGGER_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "chime/clock.h"
+#include "chime/scheduler.h"
+
+namespace chime::daemon {
+
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+enum class LogFormat { kJson, kText };
+
+// "debug", "info", "warn", "error".
+absl::string_view LogLevelName(LogLevel level);
+
+class Logger {
+ public:
+  using Value = std::variant<std::string, int64_t>;
+  using Field = std::pair<absl::string_view, Value>;
+
+  // Writes to `out` (not owned; flushed after every record) records at
+  // `min_level` or above, stamped with `clock`'s wall time.
+  Logger(std::FILE* out, LogFormat format, LogLevel min_level, Clock& clock);
+
+  void Log(LogLevel level, absl::string_view msg,
+           std::initializer_list<Field> fields = {});
+  void Info(absl::string_view msg, std::initializer_list<Field> fields = {}) {
+    Log(LogLevel::kInfo, msg, fields);
+  }
+  void Warn(absl::string_view msg, std::initializer_list<Field> fields = {}) {
+    Log(LogLevel::kWarn, msg, fields);
+  }
+  void Error(absl::string_view msg, std::initializer_list<Field> fields = {}) {
+    Log(LogLevel::kError, msg, fields);
+  }
+
+  // A run transition or a fire that did not run, at info (warn for failed,
+  // lost, missed), with fire_id, run_id, from, to, attempt and detail.
+  void LogRunEvent(const RunEvent& event);
+
+ private:
+  std::string Render(LogLevel level, absl::string_view msg,
+                     std::initializer_list<Field> fields) const;
+
+  std::FILE* const out_;
+  const LogFormat format_;
+  const LogLevel min_level_;
+  Clock& clock_;
+  absl::Mutex mu_;
+};
+
+}  // namespace chime::daemon
+
+#endif  // CHIME_DAEMON_LOGGER_H_

@@ -1,0 +1,188 @@
+#include "src/config/daemon_config.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/base/status_macros.h"
+#include "src/config/yaml_fields.h"
+
+namespace chime::config {
+namespace {
+
+using internal::Value;
+
+constexpr absl::string_view kFormats[] = {"auto", "json", "text"};
+constexpr absl::string_view kLevels[] = {"debug", "info", "warn", "error"};
+
+// One configuration key: its name in chime.yaml, its environment variable,
+// and how a value is read into a DaemonConfig.
+struct Key {
+  absl::string_view name;
+  const char* env;
+  absl::Status (*read)(const Value&, DaemonConfig*);
+};
+
+const Key kKeys[] = {
+    {"data_dir", "CHIME_DATA_DIR",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->data_dir, internal::ReadString(v));
+       return absl::OkStatus();
+     }},
+    {"jobs_dir", "CHIME_JOBS_DIR",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->jobs_dir, internal::ReadString(v));
+       return absl::OkStatus();
+     }},
+    {"listen", "CHIME_LISTEN",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->listen, internal::ReadString(v));
+       std::string host;
+       int port = 0;
+       if (absl::Status s = SplitHostPort(c->listen, &host, &port); !s.ok())
+         return internal::ErrorAt(v, s.message());
+       return absl::OkStatus();
+     }},
+    {"max_concurrent_runs", "CHIME_MAX_CONCURRENT_RUNS",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(int64_t n, internal::ReadInt(v, 1, 4096));
+       c->max_concurrent_runs = static_cast<int>(n);
+       return absl::OkStatus();
+     }},
+    {"shutdown_grace", "CHIME_SHUTDOWN_GRACE",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->shutdown_grace, internal::ReadDuration(v));
+       return absl::OkStatus();
+     }},
+    {"log_format", "CHIME_LOG_FORMAT",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(size_t i, internal::ReadChoice(v, kFormats));
+       c->log_format = std::string(kFormats[i]);
+       return absl::OkStatus();
+     }},
+    {"log_level", "CHIME_LOG_LEVEL",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(size_t i, internal::ReadChoice(v, kLevels));
+       c->log_level = std::string(kLevels[i]);
+       return absl::OkStatus();
+     }},
+};
+
+std::vector<absl::string_view> KeyNames() {
+  std::vector<absl::string_view> names;
+  for (const Key& k : kKeys) names.push_back(k.name);
+  return names;
+}
+
+}  // namespace
+
+absl::Status ApplyConfigFile(absl::string_view path, absl::string_view text,
+                             DaemonConfig* config) {
+  const auto in_file = [&](const absl::Status& s) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ":", s.message()));
+  };
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return in_file(internal::ErrorAt(e.mark, "", e.msg));
+  }
+  if (root.IsNull()) return absl::OkStatus();  // an empty file
+  const std::vector<absl::string_view> names = KeyNames();
+  absl::StatusOr<internal::Mapping> top = internal::Mapping::Read(
+      internal::RootValue(root), "a mapping of settings", names);
+  if (!top.ok()) return in_file(top.status());
+  DaemonConfig next = *config;
+  for (const Key& key : kKeys) {
+    std::optional<Value> v = top->Get(key.name);
+    if (!v.has_value()) continue;
+    if (absl::Status s = key.read(*v, &next); !s.ok()) return in_file(s);
+  }
+  *config = std::move(next);
+  return absl::OkStatus();
+}
+
+absl::Status ApplyEnvironment(
+    const std::function<const char*(const char*)>& getenv,
+    DaemonConfig* config) {
+  DaemonConfig next = *config;
+  for (const Key& key : kKeys) {
+    const char* text = getenv(key.env);
+    if (text == nullptr) continue;
+    // The value is read as a YAML scalar, so it means what it would in the
+    // file; the message names the variable instead of a position.
+    const Value v{.node = YAML::Node(std::string(text)), .path = ""};
+    if (absl::Status s = key.read(v, &next); !s.ok()) {
+      absl::string_view msg = s.message();
+      // ErrorAt's "<line>:<column>: " says nothing about a variable.
+      if (const size_t colon = msg.find(": "); colon != msg.npos)
+        msg.remove_prefix(colon + 2);
+      return absl::InvalidArgumentError(absl::StrCat(key.env, ": ", msg));
+    }
+  }
+  *config = std::move(next);
+  return absl::OkStatus();
+}
+
+absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
+  const auto bad = [](absl::string_view key, absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(key, ": ", what));
+  };
+  if (c.data_dir.empty()) return bad("data_dir", "must not be empty");
+  if (c.jobs_dir.empty()) return bad("jobs_dir", "must not be empty");
+  std::string host;
+  int port = 0;
+  if (absl::Status s = SplitHostPort(c.listen, &host, &port); !s.ok())
+    return bad("listen", s.message());
+  if (c.max_concurrent_runs < 1 || c.max_concurrent_runs > 4096)
+    return bad("max_concurrent_runs",
+               absl::StrCat(c.max_concurrent_runs, " is outside 1..4096"));
+  if (c.shutdown_grace < absl::ZeroDuration())
+    return bad("shutdown_grace", "must not be negative");
+  const auto one_of = [](absl::string_view v, auto& names) {
+    for (absl::string_view n : names)
+      if (n == v) return true;
+    return false;
+  };
+  if (!one_of(c.log_format, kFormats))
+    return bad("log_format", absl::StrCat("\"", c.log_format,
+                                          "\" is not one of auto, json, text"));
+  if (!one_of(c.log_level, kLevels))
+    return bad("log_level",
+               absl::StrCat("\"", c.log_level,
+                            "\" is not one of debug, info, warn, error"));
+  return absl::OkStatus();
+}
+
+absl::Status SplitHostPort(absl::string_view listen, std::string* host,
+                           int* port) {
+  size_t colon;
+  if (!listen.empty() && listen[0] == '[') {
+    const size_t close = listen.find(']');
+    if (close == listen.npos || close + 1 >= listen.size() ||
+        listen[close + 1] != ':') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "\"", listen, "\" is not host:port (IPv6 as [::1]:8712)"));
+    }
+    *host = std::string(listen.substr(1, close - 1));
+    colon = close + 1;
+  } else {
+    colon = listen.rfind(':');
+    if (colon == listen.npos || colon == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "\"", listen, "\" is not host:port (such as 127.0.0.1:8712)"));
+    }
+    *host = std::string(listen.substr(0, colon));
+  }
+  int p = 0;
+  if (!absl::SimpleAtoi(listen.substr(colon + 1), &p) || p < 0 || p > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", listen.substr(colon + 1), "\" is not a port (0-65535)"));
+  }
+  *port = p;
+  return absl::OkStatus();
+}
+
+}  // namespace chime::config

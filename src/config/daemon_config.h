@@ -1,0 +1,63 @@
+// The daemon's configuration: `chime.yaml`, overridden by CHIME_*
+// environment variables, overridden by command-line flags (the CLI applies
+// those last). With none of them the defaults below make a working daemon:
+// data in ./chime-data, HTTP on 127.0.0.1:8712, jobs from ./jobs.
+//
+//   # chime.yaml (every key optional)
+//   data_dir: /var/lib/chime          # CHIME_DATA_DIR
+//   jobs_dir: /etc/chime/jobs         # CHIME_JOBS_DIR
+//   listen: 127.0.0.1:8712            # CHIME_LISTEN (port 0: any free port)
+//   max_concurrent_runs: 32           # CHIME_MAX_CONCURRENT_RUNS
+//   shutdown_grace: 30s               # CHIME_SHUTDOWN_GRACE
+//   log_format: auto                  # CHIME_LOG_FORMAT: auto|json|text
+//   log_level: info                   # CHIME_LOG_LEVEL: debug|info|warn|error
+//
+// Relative directories are relative to the daemon's working directory.
+//
+// Thread-safety: pure functions.
+#ifndef CHIME_SRC_CONFIG_DAEMON_CONFIG_H_
+#define CHIME_SRC_CONFIG_DAEMON_CONFIG_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace chime::config {
+
+struct DaemonConfig {
+  std::string data_dir = "chime-data";
+  std::string jobs_dir = "jobs";
+  std::string listen = "127.0.0.1:8712";
+  int max_concurrent_runs = 32;
+  absl::Duration shutdown_grace = absl::Seconds(30);
+  std::string log_format = "auto";  // auto: text on a terminal, else json
+  std::string log_level = "info";
+
+  friend bool operator==(const DaemonConfig&, const DaemonConfig&) = default;
+};
+
+// Applies the keys of a chime.yaml's `text` to `config`. InvalidArgument
+// "<path>:<line>:<column>: <key>: <message>" (unknown keys included) leaves
+// `config` unchanged.
+absl::Status ApplyConfigFile(absl::string_view path, absl::string_view text,
+                             DaemonConfig* config);
+
+// Applies the CHIME_* variables that `getenv` returns non-null for.
+// InvalidArgument "CHIME_LISTEN: <message>" leaves `config` unchanged.
+absl::Status ApplyEnvironment(
+    const std::function<const char*(const char*)>& getenv,
+    DaemonConfig* config);
+
+// Checks the values (also after flags): InvalidArgument naming the key.
+absl::Status ValidateDaemonConfig(const DaemonConfig& config);
+
+// "host:port" -> host and port. IPv6 hosts in brackets ("[::1]:8712").
+absl::Status SplitHostPort(absl::string_view listen, std::string* host,
+                           int* port);
+
+}  // namespace chime::config
+
+#endif  // CHIME_SRC_CONFIG_DAEMON_CONFIG_H_

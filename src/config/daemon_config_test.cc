@@ -1,0 +1,108 @@
+#include "src/config/daemon_config.h"
+
+#include <map>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+
+namespace chime::config {
+namespace {
+
+using ::chime::testing::IsOk;
+using ::chime::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(DaemonConfigTest, DefaultsMakeAWorkingDaemon) {
+  const DaemonConfig c;
+  EXPECT_EQ(c.data_dir, "chime-data");
+  EXPECT_EQ(c.jobs_dir, "jobs");
+  EXPECT_EQ(c.listen, "127.0.0.1:8712");
+  EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
+}
+
+TEST(DaemonConfigTest, FileSetsEveryKey) {
+  DaemonConfig c;
+  ASSERT_THAT(ApplyConfigFile("chime.yaml", R"(
+data_dir: /var/lib/chime
+jobs_dir: /etc/chime/jobs
+listen: "[::1]:9000"
+max_concurrent_runs: 8
+shutdown_grace: 1m30s
+log_format: json
+log_level: debug
+)",
+                              &c),
+              IsOk());
+  EXPECT_EQ(c.data_dir, "/var/lib/chime");
+  EXPECT_EQ(c.jobs_dir, "/etc/chime/jobs");
+  EXPECT_EQ(c.listen, "[::1]:9000");
+  EXPECT_EQ(c.max_concurrent_runs, 8);
+  EXPECT_EQ(c.shutdown_grace, absl::Seconds(90));
+  EXPECT_EQ(c.log_format, "json");
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
+  EXPECT_THAT(ApplyConfigFile("empty.yaml", "", &c), IsOk());
+}
+
+TEST(DaemonConfigTest, FileErrorsNamePlaceAndKeyAndChangeNothing) {
+  DaemonConfig c;
+  EXPECT_THAT(ApplyConfigFile("chime.yaml", "data_dir: /x\nlistn: 1\n", &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("chime.yaml:2:1: ")));
+  EXPECT_THAT(
+      ApplyConfigFile("chime.yaml", "data_dir: /x\nlog_level: loud\n", &c),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("chime.yaml:2:12: log_level: \"loud\" is not one of "
+                         "debug, info, warn, error")));
+  EXPECT_THAT(ApplyConfigFile("chime.yaml", "max_concurrent_runs: 0\n", &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("chime.yaml:1:22: max_concurrent_runs: ")));
+  EXPECT_THAT(ApplyConfigFile("chime.yaml", "listen: localhost\n", &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("chime.yaml:1:9: listen: \"localhost\" is "
+                                 "not host:port")));
+  EXPECT_THAT(
+      ApplyConfigFile("chime.yaml", "data_dir: [1\n", &c),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("chime.yaml:")));
+  EXPECT_EQ(c, DaemonConfig{});  // nothing applied
+}
+
+TEST(DaemonConfigTest, EnvironmentOverridesAndNamesTheVariable) {
+  std::map<std::string, std::string> env = {{"CHIME_DATA_DIR", "/data"},
+                                            {"CHIME_SHUTDOWN_GRACE", "5s"},
+                                            {"CHIME_MAX_CONCURRENT_RUNS", "3"},
+                                            {"HOME", "/root"}};
+  const auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  DaemonConfig c;
+  c.data_dir = "from-file";
+  ASSERT_THAT(ApplyEnvironment(getenv, &c), IsOk());
+  EXPECT_EQ(c.data_dir, "/data");
+  EXPECT_EQ(c.shutdown_grace, absl::Seconds(5));
+  EXPECT_EQ(c.max_concurrent_runs, 3);
+  env["CHIME_SHUTDOWN_GRACE"] = "soon";
+  EXPECT_THAT(ApplyEnvironment(getenv, &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("CHIME_SHUTDOWN_GRACE: ")));
+}
+
+TEST(DaemonConfigTest, SplitHostPort) {
+  std::string host;
+  int port = -1;
+  ASSERT_THAT(SplitHostPort("127.0.0.1:0", &host, &port), IsOk());
+  EXPECT_EQ(host, "127.0.0.1");
+  EXPECT_EQ(port, 0);
+  ASSERT_THAT(SplitHostPort("[::1]:8712", &host, &port), IsOk());
+  EXPECT_EQ(host, "::1");
+  EXPECT_EQ(port, 8712);
+  EXPECT_FALSE(SplitHostPort("127.0.0.1", &host, &port).ok());
+  EXPECT_FALSE(SplitHostPort("127.0.0.1:70000", &host, &port).ok());
+  EXPECT_FALSE(SplitHostPort("[::1]8712", &host, &port).ok());
+}
+
+}  // namespace
+}  // namespace chime::config

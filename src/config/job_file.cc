@@ -1,0 +1,218 @@
+#include "src/config/job_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "src/base/status_macros.h"
+#include "src/config/job_fields.h"
+#include "src/config/yaml_fields.h"
+
+namespace chime::config {
+namespace {
+
+using internal::ErrorAt;
+using internal::Value;
+
+constexpr absl::string_view kTopKeys[] = {"jobs"};
+
+// "2:5 (jobs[1])": where a job is, for messages about duplicates.
+std::string Where(const FileJob& job) {
+  std::string out = absl::StrCat(job.line, ":", job.column);
+  if (!job.field_path.empty()) absl::StrAppend(&out, " (", job.field_path, ")");
+  return out;
+}
+
+FileJob Located(JobSpec spec, const Value& v) {
+  return {.spec = std::move(spec),
+          .line = v.mark.line + 1,
+          .column = v.mark.column + 1,
+          .field_path = v.path};
+}
+
+// The jobs of one parsed document, unchecked for duplicate keys.
+absl::StatusOr<std::vector<FileJob>> ReadDocument(const YAML::Node& root) {
+  const Value top = internal::RootValue(root);
+  std::vector<FileJob> out;
+  if (!root.IsMap() || !root["jobs"]) {
+    // A single job (ReadJob explains a top level that is not a mapping).
+    ASSIGN_OR_RETURN(JobSpec spec, internal::ReadJob(top));
+    out.push_back(Located(std::move(spec), top));
+    return out;
+  }
+  ASSIGN_OR_RETURN(internal::Mapping file,
+                   internal::Mapping::Read(top, "a mapping", kTopKeys));
+  const Value jobs = *file.Get("jobs");
+  if (!jobs.node.IsSequence()) {
+    return ErrorAt(jobs, absl::StrCat("expected a list of jobs, got ",
+                                      internal::Describe(jobs.node)));
+  }
+  for (size_t i = 0; i < jobs.node.size(); ++i) {
+    const Value job{.node = jobs.node[i],
+                    .path = internal::IndexPath("jobs", i),
+                    .mark = jobs.node[i].Mark()};
+    ASSIGN_OR_RETURN(JobSpec spec, internal::ReadJob(job));
+    out.push_back(Located(std::move(spec), job));
+  }
+  return out;
+}
+
+// All of `text`'s jobs. Errors lack the file name. yaml-cpp reports syntax
+// errors by throwing; they end here.
+absl::StatusOr<std::vector<FileJob>> ReadText(absl::string_view text) {
+  std::vector<FileJob> jobs;
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    // Empty documents ("---" at the end) hold nothing.
+    docs.erase(std::remove_if(docs.begin(), docs.end(),
+                              [](const YAML::Node& d) { return d.IsNull(); }),
+               docs.end());
+    if (docs.size() > 1) {
+      return ErrorAt(docs[1].Mark(), "",
+                     "a job file holds one YAML document; list several jobs "
+                     "under jobs:");
+    }
+    if (docs.empty()) return jobs;
+    ASSIGN_OR_RETURN(jobs, ReadDocument(docs[0]));
+  } catch (const YAML::Exception& e) {
+    std::string message = absl::StrCat("invalid YAML: ", e.msg);
+    // The commonest cause: an unquoted cron expression. YAML reads a leading
+    // `*` as an alias and reserves `@`.
+    const size_t pos = static_cast<size_t>(e.mark.pos);
+    if (e.mark.pos >= 0 && pos < text.size() &&
+        (text[pos] == '*' || text[pos] == '@')) {
+      absl::StrAppend(&message, " (quote a value that starts with ",
+                      text.substr(pos, 1), ", e.g. schedule: \"*/5 * * * *\")");
+    }
+    return ErrorAt(e.mark, "", message);
+  }
+  std::map<JobKey, const FileJob*> seen;
+  for (const FileJob& job : jobs) {
+    auto [it, inserted] = seen.emplace(job.spec.key, &job);
+    if (!inserted) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(job.line, ":", job.column, ": ", job.field_path,
+                       ": job \"", job.spec.key.ToString(),
+                       "\" is already defined at ", Where(*it->second)));
+    }
+  }
+  return jobs;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot open"));
+  std::string text;
+  char buffer[1 << 14];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      ::close(fd);
+      return absl::ErrnoToStatus(error, absl::StrCat(path, ": cannot read"));
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+bool IsJobFileName(absl::string_view name) {
+  return !absl::StartsWith(name, ".") &&
+         (absl::EndsWith(name, ".yaml") || absl::EndsWith(name, ".yml"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<FileJob>> ParseJobFileWithLocations(
+    absl::string_view path_for_messages, absl::string_view text) {
+  absl::StatusOr<std::vector<FileJob>> jobs = ReadText(text);
+  if (!jobs.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_for_messages, ":", jobs.status().message()));
+  }
+  return jobs;
+}
+
+absl::StatusOr<std::vector<JobSpec>> ParseJobFile(
+    absl::string_view path_for_messages, absl::string_view text) {
+  ASSIGN_OR_RETURN(std::vector<FileJob> jobs,
+                   ParseJobFileWithLocations(path_for_messages, text));
+  std::vector<JobSpec> specs;
+  specs.reserve(jobs.size());
+  for (FileJob& job : jobs) specs.push_back(std::move(job.spec));
+  return specs;
+}
+
+absl::StatusOr<std::vector<FileResult>> LoadJobDir(absl::string_view dir) {
+  namespace fs = std::filesystem;
+  const fs::path root{std::string(dir)};
+  std::error_code ec;
+  fs::directory_iterator it(root, ec);
+  std::vector<std::string> names;
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;  // a dangling link is simply not a job file
+    if (IsJobFileName(name) && it->is_regular_file(type_ec)) {
+      names.push_back(name);
+    }
+  }
+  if (ec) {
+    return absl::ErrnoToStatus(ec.value(),
+                               absl::StrCat("cannot list job directory ", dir));
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<FileResult> files;
+  for (const std::string& name : names) {
+    const std::string path = (root / name).string();
+    absl::StatusOr<std::string> text = ReadFile(path);
+    files.push_back({.path = path,
+                     .jobs = text.ok() ? ParseJobFileWithLocations(path, *text)
+                                       : absl::StatusOr<std::vector<FileJob>>(
+                                             text.status())});
+  }
+  RejectDuplicateKeys(&files);
+  return files;
+}
+
+void RejectDuplicateKeys(std::vector<FileResult>* files) {
+  struct Origin {
+    std::string path;
+    std::string where;
+  };
+  std::map<JobKey, Origin> seen;
+  for (FileResult& file : *files) {
+    if (!file.jobs.ok()) continue;
+    absl::Status duplicate;
+    for (const FileJob& job : *file.jobs) {
+      auto it = seen.find(job.spec.key);
+      if (it == seen.end()) continue;
+      duplicate = absl::InvalidArgumentError(absl::StrCat(
+          file.path, ":", job.line, ":", job.column, ": ", job.field_path,
+          job.field_path.empty() ? "" : ": ", "job \"", job.spec.key.ToString(),
+          "\" is already defined at ", it->second.path, ":", it->second.where));
+      break;
+    }
+    if (!duplicate.ok()) {
+      file.jobs = duplicate;
+      continue;
+    }
+    for (const FileJob& job : *file.jobs) {
+      seen.emplace(job.spec.key, Origin{file.path, Where(job)});
+    }
+  }
+}
+
+}  // namespace chime::config

@@ -1,0 +1,83 @@
+#include "src/http/router.h"
+
+#include <exception>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "boost/beast/http/status.hpp"
+
+namespace chime::http {
+
+absl::string_view Request::Header(absl::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (absl::EqualsIgnoreCase(key, name)) return value;
+  }
+  return "";
+}
+
+Response ErrorResponse(int status) {
+  namespace beast_http = boost::beast::http;
+  const auto reason = beast_http::obsolete_reason(
+      beast_http::int_to_status(static_cast<unsigned>(status)));
+  return Response{
+      .status = status,
+      .body = absl::StrCat(
+          status, " ", absl::string_view(reason.data(), reason.size()), "\n"),
+  };
+}
+
+void Router::Handle(absl::string_view method, absl::string_view path,
+                    Handler handler) {
+  exact_[std::string(path)][std::string(method)] = std::move(handler);
+}
+
+void Router::HandlePrefix(absl::string_view method, absl::string_view prefix,
+                          Handler handler) {
+  prefixes_[std::string(prefix)][std::string(method)] = std::move(handler);
+}
+
+const Router::Methods* Router::Find(absl::string_view path) const {
+  if (auto it = exact_.find(path); it != exact_.end()) return &it->second;
+  const Methods* best = nullptr;
+  size_t best_length = 0;
+  for (const auto& [prefix, methods] : prefixes_) {
+    if (absl::StartsWith(path, prefix) &&
+        (best == nullptr || prefix.size() > best_length)) {
+      best = &methods;
+      best_length = prefix.size();
+    }
+  }
+  return best;
+}
+
+Response Router::Route(const Request& request) const {
+  if (request.path.empty() || request.path[0] != '/') {
+    Response response = ErrorResponse(400);
+    response.body = "400 Bad Request: the request target must start with '/'\n";
+    return response;
+  }
+  const Methods* methods = Find(request.path);
+  if (methods == nullptr) return ErrorResponse(404);
+
+  auto it = methods->find(request.method);
+  if (it == methods->end() && request.method == "HEAD")
+    it = methods->find("GET");
+  if (it == methods->end()) {
+    std::set<std::string> allowed;
+    for (const auto& [method, handler] : *methods) allowed.insert(method);
+    if (allowed.count("GET") > 0) allowed.insert("HEAD");
+    Response response = ErrorResponse(405);
+    response.headers.emplace_back("Allow", absl::StrJoin(allowed, ", "));
+    return response;
+  }
+  try {
+    return it->second(request);
+  } catch (...) {
+    // A handler's bug must not take the connection or the server with it.
+    return ErrorResponse(500);
+  }
+}
+
+}  // namespace chime::http

@@ -1,0 +1,92 @@
+// HttpServer: the daemon's HTTP/1.1 listener. `/metrics`, `/healthz` and
+// `/readyz` now; the REST API and the web UI later, through the same Router.
+//
+// A small fixed pool of threads (Boost.Asio) accepts connections, reads
+// requests, calls the Router and writes responses. Handlers run on those
+// threads, so a handler should answer quickly; one that blocks holds up a
+// whole pool thread.
+//
+// Connections are persistent (HTTP/1.1 keep-alive) unless the client says
+// otherwise. The server answers on its own:
+//   400  a malformed request (the connection is then closed),
+//   413  a body over max_body_bytes (closed),
+//   431  a request line and headers over max_header_bytes (closed),
+//   503  a connection beyond max_connections (closed at once),
+//   and 404 / 405 / 500 through the Router.
+// Every read of a request, including the wait for the next one on an idle
+// keep-alive connection, must complete within read_timeout, and every write
+// within write_timeout; otherwise the connection is closed. A slow or idle
+// client therefore costs a socket and a buffer, never a thread, and not for
+// longer than the timeout.
+//
+// Pipelined requests are answered one at a time, in order. Not supported:
+// TLS, HTTP/2, `Expect: 100-continue` (a client that waits for the interim
+// response sends the body after its own delay).
+//
+// Thread-safety: port() and Stop() may be called from any thread except a
+// pool thread (a handler must not call Stop: it would wait for itself).
+#ifndef CHIME_SRC_HTTP_SERVER_H_
+#define CHIME_SRC_HTTP_SERVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "src/http/router.h"
+
+namespace chime::http {
+
+class HttpServer {
+ public:
+  struct Options {
+    // An IPv4 or IPv6 literal: "127.0.0.1", "::1", "0.0.0.0".
+    std::string address = "127.0.0.1";
+    // 0 picks a free port; port() tells which.
+    uint16_t port = 0;
+    // Pool threads. REQUIRES: >= 1.
+    int threads = 2;
+    // The request line and headers, together.
+    size_t max_header_bytes = 16 * 1024;
+    size_t max_body_bytes = 1024 * 1024;
+    // See the file comment. REQUIRES: > 0.
+    absl::Duration read_timeout = absl::Seconds(30);
+    absl::Duration write_timeout = absl::Seconds(30);
+    // Open connections at most; one more is answered 503 and closed.
+    // REQUIRES: >= 1.
+    int max_connections = 256;
+    Router router;
+  };
+
+  // Binds, listens and starts the pool. Errors: InvalidArgument for an
+  // address that is not an IP literal or an option out of range;
+  // Unavailable when the address and port are in use or not available here;
+  // PermissionDenied for a privileged port; Internal otherwise. Each message
+  // names the address and port.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(Options options);
+
+  // Stop()s.
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The port listened on (the one picked when Options::port was 0).
+  uint16_t port() const;
+
+  // Closes the listener and every connection, abandoning requests and
+  // responses in progress, and joins the pool. Returns once a handler running
+  // now has returned. Idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace chime::http
+
+#endif  // CHIME_SRC_HTTP_SERVER_H_

@@ -1,0 +1,109 @@
+// Test support for integration tests of the real daemon: runs `chime serve`
+// as a child process on 127.0.0.1 (port 0), reads its JSON log, and talks to
+// it over HTTP.
+//
+// Every wait is bounded; a test that waits in vain fails, it never hangs.
+//
+// Thread-safety: one test thread per DaemonProcess.
+#ifndef CHIME_TESTS_DAEMON_DAEMON_HARNESS_H_
+#define CHIME_TESTS_DAEMON_DAEMON_HARNESS_H_
+
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+
+namespace chime::daemon_test {
+
+// A temporary directory, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  // Writes `text` to path()/name (atomically: a temporary file renamed over).
+  void Write(const std::string& name, const std::string& text) const;
+
+ private:
+  std::string path_;
+};
+
+struct HttpResult {
+  long status = 0;
+  std::string body;
+};
+
+// GET http://127.0.0.1:<port><path>, with a 10 s limit.
+absl::StatusOr<HttpResult> HttpGet(int port, const std::string& path);
+
+class DaemonProcess {
+ public:
+  struct Options {
+    std::string data_dir;
+    std::string jobs_dir;
+    std::vector<std::string> args;           // more flags for `chime serve`
+    std::map<std::string, std::string> env;  // added to the test's
+    std::string log_file;  // "" = <data_dir>/../daemon-<n>.log
+  };
+
+  // Starts the daemon and waits (at most 30 s) until it logs "chime
+  // serving", or fails with its log's tail.
+  static absl::StatusOr<std::unique_ptr<DaemonProcess>> Start(Options options);
+  // Kills (SIGKILL) the daemon if it still runs.
+  ~DaemonProcess();
+
+  pid_t pid() const { return pid_; }
+  int port() const { return port_; }
+  absl::StatusOr<HttpResult> Get(const std::string& path) const {
+    return HttpGet(port_, path);
+  }
+
+  // The log records so far (the daemon's stderr, one JSON object a line).
+  std::vector<nlohmann::json> Logs() const;
+  // Waits (at most `limit`) for a record for which `match` is true; returns
+  // it, or null JSON.
+  nlohmann::json WaitForLog(
+      const std::function<bool(const nlohmann::json&)>& match,
+      absl::Duration limit = absl::Seconds(20)) const;
+  // A record with "msg" == msg and, when given, "fire_id" starting with
+  // `fire_prefix`.
+  nlohmann::json WaitForMsg(const std::string& msg,
+                            const std::string& fire_prefix = "",
+                            absl::Duration limit = absl::Seconds(20)) const;
+  // The log's text, for failure messages.
+  std::string LogText() const;
+
+  // SIGTERM, then waits (at most `limit`) for the exit; returns the exit
+  // status (-1 if it did not exit in time: it is then killed; 128+n for a
+  // signal n).
+  int Terminate(absl::Duration limit = absl::Seconds(30));
+  // SIGHUP.
+  void Hangup() const;
+  // SIGKILL and reap.
+  void Kill();
+
+ private:
+  DaemonProcess(pid_t pid, std::string log_file)
+      : pid_(pid), log_file_(std::move(log_file)) {}
+
+  pid_t pid_;
+  int port_ = 0;
+  std::string log_file_;
+  bool reaped_ = false;
+};
+
+// The value of a sample in Prometheus text exposition, e.g.
+// MetricValue(text, "chime_fires_total{outcome=\"run\",reason=\"\"}");
+// NaN when absent.
+double MetricValue(const std::string& exposition, const std::string& series);
+
+}  // namespace chime::daemon_test
+
+#endif  // CHIME_TESTS_DAEMON_DAEMON_HARNESS_H_
