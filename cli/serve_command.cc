@@ -86,6 +86,28 @@ daemon::LogLevel LevelOf(const std::string& name) {
   return daemon::LogLevel::kInfo;
 }
 
+// SIGHUP: the configuration is read again. The log level applies at once;
+// the other settings are what the daemon was built with (the store, the
+// listener, the workers), so a change to them is logged as waiting for a
+// restart. A configuration that no longer loads is logged and ignored.
+void Reconfigure(const ServeFlags& flags, const config::DaemonConfig& running,
+                 daemon::Logger& log) {
+  absl::StatusOr<config::DaemonConfig> next = Resolve(flags);
+  if (!next.ok()) {
+    log.Error("configuration not reloaded",
+              {{"error", std::string(next.status().message())}});
+    return;
+  }
+  log.SetLevel(LevelOf(next->log_level));
+  config::DaemonConfig rest = *next;
+  rest.log_level = running.log_level;
+  if (!(rest == running)) {
+    log.Warn(
+        "configuration changed; settings other than log_level apply at "
+        "the next start");
+  }
+}
+
 int Serve(const ServeFlags& flags, const Io& io) {
   absl::StatusOr<config::DaemonConfig> c = Resolve(flags);
   if (!c.ok()) {
@@ -118,7 +140,8 @@ int Serve(const ServeFlags& flags, const Io& io) {
     int sig = 0;
     if (sigwait(&wait_for, &sig) != 0) continue;
     if (sig == SIGHUP) {
-      log.Info("SIGHUP: reloading job files");
+      log.Info("SIGHUP: reloading the configuration and the job files");
+      Reconfigure(flags, *c, log);
       (*d)->Reload();
       continue;
     }

@@ -77,7 +77,7 @@ std::string Logger::Render(LogLevel level, absl::string_view msg,
 
 void Logger::Log(LogLevel level, absl::string_view msg,
                  std::initializer_list<Field> fields) {
-  if (level < min_level_) return;
+  if (level < min_level_.load()) return;
   const std::string line = Render(level, msg, fields);
   absl::MutexLock lock(&mu_);
   std::fwrite(line.data(), 1, line.size(), out_);

@@ -8,6 +8,7 @@
 #ifndef CHIME_DAEMON_LOGGER_H_
 #define CHIME_DAEMON_LOGGER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -50,6 +51,9 @@ class Logger {
     Log(LogLevel::kError, msg, fields);
   }
 
+  // From now on, records below `level` are dropped (a reload may change it).
+  void SetLevel(LogLevel level) { min_level_.store(level); }
+
   // A run transition or a fire that did not run, at info (warn for failed,
   // lost, missed), with fire_id, run_id, from, to, attempt and detail.
   void LogRunEvent(const RunEvent& event);
@@ -60,7 +64,7 @@ class Logger {
 
   std::FILE* const out_;
   const LogFormat format_;
-  const LogLevel min_level_;
+  std::atomic<LogLevel> min_level_;
   Clock& clock_;
   absl::Mutex mu_;
 };

@@ -253,6 +253,28 @@ TEST_F(DaemonTest, RestartAfterKillNineWithRunsInFlight) {
   EXPECT_EQ(second->Terminate(), 0);
 }
 
+TEST_F(DaemonTest, SighupRereadsTheConfiguration) {
+  dir_.Write("chime.yaml", "shutdown_grace: 5s\n");
+  auto d = StartDaemon({"--config", Path("chime.yaml")});
+  ASSERT_NE(d, nullptr);
+  dir_.Write("chime.yaml", "shutdown_grace: 5s\nlog_levl: debug\n");
+  d->Hangup();
+  const nlohmann::json bad = d->WaitForMsg("configuration not reloaded");
+  ASSERT_FALSE(bad.is_null()) << d->LogText();
+  EXPECT_THAT(bad["error"].get<std::string>(),
+              HasSubstr("chime.yaml:2:1: unknown key \"log_levl\""));
+  dir_.Write("chime.yaml", "shutdown_grace: 9s\n");
+  d->Hangup();
+  EXPECT_FALSE(d->WaitForMsg("configuration changed; settings other than "
+                             "log_level apply at the next start")
+                   .is_null())
+      << d->LogText();
+  auto ready = d->Get("/readyz");
+  ASSERT_TRUE(ready.ok());
+  EXPECT_EQ(ready->status, 200);
+  EXPECT_EQ(d->Terminate(), 0);
+}
+
 TEST_F(DaemonTest, HealthAndBadConfiguration) {
   auto d = StartDaemon();
   ASSERT_NE(d, nullptr);
