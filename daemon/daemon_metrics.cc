@@ -77,11 +77,14 @@ absl::Status DaemonMetrics::Register(
       "monotonic clock).",
       {}, [stats] { return One(static_cast<double>(stats().clock_steps)); }));
   RETURN_IF_ERROR(r.AddGaugeCallback(
-      "chime_runs", "Runs not finished, by state.", {"state"}, [stats] {
-        const SchedulerStats s = stats();
-        return std::vector<Sample>{
-            {{"pending"}, static_cast<double>(s.runs_pending)},
-            {{"running"}, static_cast<double>(s.runs_running)}};
+      "chime_runs", "Runs not finished, by namespace and state.",
+      {"namespace", "state"}, [stats] {
+        std::vector<Sample> out;
+        for (const auto& [ns, load] : stats().by_namespace) {
+          out.push_back({{ns, "pending"}, static_cast<double>(load.pending)});
+          out.push_back({{ns, "running"}, static_cast<double>(load.running)});
+        }
+        return out;
       }));
   RETURN_IF_ERROR(
       r.AddGaugeCallback("chime_jobs", "Jobs, by state.", {"state"}, [stats] {

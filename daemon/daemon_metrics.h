@@ -7,7 +7,7 @@
 //   chime_runs_lost_total                                    counter
 //   chime_retries_total, chime_attempt_timeouts_total        counter
 //   chime_clock_steps_total                                  counter
-//   chime_runs{state="pending"|"running"}                    gauge
+//   chime_runs{namespace,state="pending"|"running"}          gauge
 //   chime_jobs{state="active"|"paused"}                      gauge
 //   chime_run_duration_seconds                               histogram
 //   chime_schedule_lag_seconds (first start - scheduled time) histogram
@@ -16,8 +16,9 @@
 //   chime_executor_errors_total{executor,kind}               counter
 //   chime_job_file_errors                                    gauge
 //
-// Labels are bounded: reasons, states, ops and error kinds are fixed sets; no
-// job names (a million jobs would be a million series).
+// Labels are bounded: reasons, states, ops and error kinds are fixed sets;
+// namespaces are few by design (teams, tenants); no job names (a million jobs
+// would be a million series).
 //
 // Thread-safety: every method may be called from any thread.
 #ifndef CHIME_DAEMON_DAEMON_METRICS_H_

@@ -150,6 +150,12 @@ struct SchedulerStats {
   int64_t jobs_paused = 0;
   int64_t runs_pending = 0;  // claimed, waiting for their time or a slot
   int64_t runs_running = 0;
+  // The same two, by namespace (every namespace that has had a run).
+  struct Load {
+    int64_t pending = 0;
+    int64_t running = 0;
+  };
+  std::map<std::string, Load> by_namespace;
   int64_t fires_run = 0;  // fires that got a run
   // Fires that did not run, by reason (chime::MissReasonName: "paused",
   // "overlap", "misfire_skip", ...), counting each fire of a range.

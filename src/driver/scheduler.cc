@@ -220,27 +220,28 @@ absl::StatusOr<absl::Time> SchedulerImpl::NextFireTime(const JobKey& key) {
 }
 
 absl::StatusOr<SchedulerStats> SchedulerImpl::Stats() {
-  return Call<absl::StatusOr<SchedulerStats>>(
-      [&]() -> absl::StatusOr<SchedulerStats> {
-        SchedulerStats s;
-        s.jobs = static_cast<int64_t>(plan_.num_jobs());
-        s.jobs_paused = static_cast<int64_t>(plan_.num_paused_jobs());
-        for (const core::ReadyQueue::NamespaceStats& ns : plan_.QueueStats()) {
-          s.runs_pending += static_cast<int64_t>(ns.pending);
-          s.runs_running += ns.running;
-        }
-        const core::PlanCounters& c = plan_.counters();
-        s.fires_run = c.fires_run;
-        for (const auto& [reason, n] : c.fires_missed)
-          s.fires_not_run[std::string(MissReasonName(reason))] += n;
-        s.runs_succeeded = c.runs_succeeded;
-        s.runs_failed = c.runs_failed;
-        s.runs_cancelled = c.runs_cancelled;
-        s.retries = c.retries;
-        s.timeouts = c.timeouts;
-        s.clock_steps = c.clock_steps;
-        return s;
-      });
+  return Call<
+      absl::StatusOr<SchedulerStats>>([&]() -> absl::StatusOr<SchedulerStats> {
+    SchedulerStats s;
+    s.jobs = static_cast<int64_t>(plan_.num_jobs());
+    s.jobs_paused = static_cast<int64_t>(plan_.num_paused_jobs());
+    for (const core::ReadyQueue::NamespaceStats& ns : plan_.QueueStats()) {
+      s.runs_pending += static_cast<int64_t>(ns.pending);
+      s.runs_running += ns.running;
+      s.by_namespace[ns.name] = {static_cast<int64_t>(ns.pending), ns.running};
+    }
+    const core::PlanCounters& c = plan_.counters();
+    s.fires_run = c.fires_run;
+    for (const auto& [reason, n] : c.fires_missed)
+      s.fires_not_run[std::string(MissReasonName(reason))] += n;
+    s.runs_succeeded = c.runs_succeeded;
+    s.runs_failed = c.runs_failed;
+    s.runs_cancelled = c.runs_cancelled;
+    s.retries = c.retries;
+    s.timeouts = c.timeouts;
+    s.clock_steps = c.clock_steps;
+    return s;
+  });
 }
 
 void SchedulerImpl::Shutdown(absl::Duration grace) {

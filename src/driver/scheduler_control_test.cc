@@ -297,6 +297,8 @@ TEST_F(SchedulerTest, StatsCountJobsFiresRunsAndStoreWrites) {
   EXPECT_EQ(stats->fires_run, 2);
   EXPECT_EQ(stats->runs_succeeded, 2);
   EXPECT_EQ(stats->runs_running, 0);
+  ASSERT_TRUE(stats->by_namespace.contains("default"));
+  EXPECT_EQ(stats->by_namespace["default"].running, 0);
   // The two fires due while "quiet" was paused.
   EXPECT_EQ(stats->fires_not_run,
             (std::map<std::string, int64_t>{{"paused", 2}}));
