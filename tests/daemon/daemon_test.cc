@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/store/sqlite_store.h"
 #include "src/time/rfc3339.h"
 #include "tests/daemon/daemon_harness.h"
 
@@ -155,8 +156,8 @@ TEST_F(DaemonTest, RetriesWithBackoffAreLoggedAndTheRunFailsAfterTheLast) {
                 "id: flaky\nat: ", In(absl::Seconds(1)), "\n",
                 "retry: { max_attempts: 3, initial_backoff: 1s, multiplier: 2, "
                 "max_backoff: 2s }\n",
-                "shell: \"echo attempt $CHIME_ATTEMPT >> ", Path("attempts"),
-                "; exit 3\"\n"));
+                "shell: \"echo attempt $CHIME_ATTEMPT | tee -a ",
+                Path("attempts"), "; exit 3\"\n"));
   auto d = StartDaemon();
   ASSERT_NE(d, nullptr);
   const nlohmann::json failed =
@@ -180,7 +181,30 @@ TEST_F(DaemonTest, RetriesWithBackoffAreLoggedAndTheRunFailsAfterTheLast) {
   EXPECT_EQ(
       MetricValue(metrics->body, "chime_runs_finished_total{state=\"failed\"}"),
       1);
+  EXPECT_EQ(MetricValue(metrics->body,
+                        "chime_runs{namespace=\"default\",state=\"running\"}"),
+            0);
+  EXPECT_EQ(MetricValue(metrics->body, "chime_run_duration_seconds_count"), 1);
   EXPECT_EQ(d->Terminate(), 0);
+
+  // The run's history in the store: three attempts, each with its output,
+  // each retry starting no earlier than the failure before it.
+  auto store = store::SqliteStore::Open({.data_dir = Path("data")});
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto page = (*store)->ListRuns({}, MonoTime::Infinite());
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->runs.size(), 1u);
+  auto run = (*store)->GetRun(page->runs[0].id, MonoTime::Infinite());
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->run.state, RunState::kFailed);
+  ASSERT_EQ(run->attempts.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    const AttemptRecord& a = run->attempts[i];
+    EXPECT_EQ(a.number, i + 1);
+    EXPECT_EQ(a.output, absl::StrCat("attempt ", i + 1, "\n"));
+    EXPECT_THAT(a.detail, HasSubstr("exit status 3"));
+    if (i > 0) EXPECT_GE(a.started_at, run->attempts[i - 1].finished_at);
+  }
 }
 
 TEST_F(DaemonTest, GracefulShutdownLetsRunsFinishWithinTheGrace) {
