@@ -1,5 +1,7 @@
 #include "daemon/daemon.h"
 
+#include <malloc.h>
+
 #include <filesystem>
 #include <system_error>
 #include <utility>
@@ -18,6 +20,10 @@ namespace {
 // How long the jobs directory must be quiet after a change before it is
 // reloaded (an editor's save is several events).
 constexpr absl::Duration kReloadQuiet = absl::Milliseconds(200);
+
+// After a reload that changed more jobs than this, free memory goes back to
+// the system.
+constexpr int kManyChanges = 1000;
 
 // A short fixed word for an executor error (the metric's `kind` label), or
 // "" when the error is the target's own answer (an exit status, an HTTP
@@ -199,7 +205,13 @@ JobSync::Report Daemon::Reload() {
         {{"jobs_dir", config_.jobs_dir}, {"error", files.status().ToString()}});
     files = std::vector<config::FileResult>{};
   }
-  return jobs_->Apply(*std::move(files));
+  JobSync::Report report = jobs_->Apply(*std::move(files));
+  if (report.added + report.changed + report.removed > kManyChanges) {
+    // A bulk load leaves the parse trees' memory free but held by malloc;
+    // give it back.
+    malloc_trim(0);
+  }
+  return report;
 }
 
 http::Response Daemon::Ready() const {

@@ -7,6 +7,9 @@
 namespace chime::daemon {
 namespace {
 
+// Above this many changes in one Apply, each is logged at debug only.
+constexpr size_t kJobsLoggedOneByOne = 100;
+
 std::string Where(const std::string& path, const config::FileJob& job) {
   return absl::StrCat(path, ":", job.line, ":", job.column);
 }
@@ -65,39 +68,52 @@ void JobSync::Diff(const Files& chosen, Report& report) {
   for (const auto& [path, jobs] : chosen) {
     for (const config::FileJob& job : jobs) wanted[job.spec.key] = &job.spec;
   }
-  for (auto it = applied_.begin(); it != applied_.end();) {
-    if (wanted.contains(it->first)) {
-      ++it;
-      continue;
-    }
-    const absl::Status s = scheduler_.RemoveJob(it->first);
-    if (s.ok() || absl::IsNotFound(s)) {
-      log_.Info("job removed", {{"job", it->first.ToString()}});
-      ++report.removed;
-      it = applied_.erase(it);
-    } else {
-      log_.Error("job not removed",
-                 {{"job", it->first.ToString()}, {"error", s.ToString()}});
-      ++it;
-    }
+  std::vector<JobKey> gone;
+  std::vector<const JobSpec*> to_add;
+  for (const auto& [key, spec] : applied_) {
+    if (!wanted.contains(key)) gone.push_back(key);
   }
   for (const auto& [key, spec] : wanted) {
     auto it = applied_.find(key);
-    if (it != applied_.end() && it->second == *spec) {
+    if (it != applied_.end() && it->second != nullptr && *it->second == *spec) {
+      it->second = spec;  // the same job, now in the new version of its file
       ++report.unchanged;
-      continue;
+    } else {
+      to_add.push_back(spec);
     }
+  }
+  // One line per job for an edit; a summary (and debug lines) for a bulk
+  // load of many jobs.
+  const LogLevel each = gone.size() + to_add.size() <= kJobsLoggedOneByOne
+                            ? LogLevel::kInfo
+                            : LogLevel::kDebug;
+  for (const JobKey& key : gone) {
+    const absl::Status s = scheduler_.RemoveJob(key);
+    if (s.ok() || absl::IsNotFound(s)) {
+      log_.Log(each, "job removed", {{"job", key.ToString()}});
+      ++report.removed;
+      applied_.erase(key);
+    } else {
+      log_.Error("job not removed",
+                 {{"job", key.ToString()}, {"error", s.ToString()}});
+      applied_[key] = nullptr;  // its spec goes with the old file version
+    }
+  }
+  for (const JobSpec* spec : to_add) {
+    auto it = applied_.find(spec->key);
     const bool is_new = it == applied_.end();
     const absl::Status s = scheduler_.AddJob(*spec, make_(*spec));
     if (!s.ok()) {
       // Validated when the file was read; the scheduler may still refuse
-      // (it is shutting down).
+      // (it is shutting down). Forgotten: the next Apply adds it again.
       log_.Error("job not applied",
-                 {{"job", key.ToString()}, {"error", s.ToString()}});
+                 {{"job", spec->key.ToString()}, {"error", s.ToString()}});
+      if (!is_new) applied_.erase(it);
       continue;
     }
-    applied_[key] = *spec;
-    log_.Info(is_new ? "job added" : "job changed", {{"job", key.ToString()}});
+    applied_[spec->key] = spec;
+    log_.Log(each, is_new ? "job added" : "job changed",
+             {{"job", spec->key.ToString()}});
     ++(is_new ? report.added : report.changed);
   }
 }

@@ -76,8 +76,10 @@ class JobSync {
   const MakeFunction make_;
   Logger& log_;
   mutable absl::Mutex mu_;
-  Files in_force_ ABSL_GUARDED_BY(mu_);                     // path -> its jobs
-  std::map<JobKey, JobSpec> applied_ ABSL_GUARDED_BY(mu_);  // in the scheduler
+  Files in_force_ ABSL_GUARDED_BY(mu_);  // path -> its jobs
+  // The jobs given to the scheduler: their specs, in in_force_ (null when
+  // unknown: a job whose removal failed).
+  std::map<JobKey, const JobSpec*> applied_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> errors_ ABSL_GUARDED_BY(mu_);
 };
 

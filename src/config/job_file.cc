@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -174,15 +176,26 @@ absl::StatusOr<std::vector<FileResult>> LoadJobDir(absl::string_view dir) {
                                absl::StrCat("cannot list job directory ", dir));
   }
   std::sort(names.begin(), names.end());
-  std::vector<FileResult> files;
-  for (const std::string& name : names) {
-    const std::string path = (root / name).string();
-    absl::StatusOr<std::string> text = ReadFile(path);
-    files.push_back({.path = path,
-                     .jobs = text.ok() ? ParseJobFileWithLocations(path, *text)
-                                       : absl::StatusOr<std::vector<FileJob>>(
-                                             text.status())});
-  }
+  std::vector<FileResult> files(names.size());
+  // Files are parsed in parallel (a directory of 100k jobs is mostly YAML
+  // parsing); each thread takes the next file.
+  std::atomic<size_t> next{0};
+  const auto parse = [&] {
+    for (size_t i = next++; i < names.size(); i = next++) {
+      const std::string path = (root / names[i]).string();
+      absl::StatusOr<std::string> text = ReadFile(path);
+      files[i] = {.path = path,
+                  .jobs = text.ok() ? ParseJobFileWithLocations(path, *text)
+                                    : absl::StatusOr<std::vector<FileJob>>(
+                                          text.status())};
+    }
+  };
+  const size_t threads = std::min<size_t>(
+      {std::max(1u, std::thread::hardware_concurrency()), names.size(), 8});
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(parse);
+  parse();
+  for (std::thread& t : helpers) t.join();
   RejectDuplicateKeys(&files);
   return files;
 }

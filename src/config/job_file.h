@@ -70,7 +70,7 @@ struct FileResult {
 // subdirectories. Returns one FileResult per file, sorted by name, after
 // RejectDuplicateKeys. Fails only when the directory itself cannot be listed
 // (NotFound, PermissionDenied, ...); a file that cannot be read is reported in
-// its FileResult.
+// its FileResult. Files are parsed on up to 8 threads (one per CPU).
 absl::StatusOr<std::vector<FileResult>> LoadJobDir(absl::string_view dir);
 
 // Makes job keys unique across files: going through `files` in order, a file

@@ -11,6 +11,9 @@
 namespace chime::driver {
 namespace {
 
+// The writer's batch keeps at most this much capacity between batches.
+constexpr size_t kKeptItems = 4096;
+
 // A write answered like this may or may not have been applied: send it again.
 bool Indeterminate(const absl::Status& s) {
   return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) ||
@@ -125,6 +128,9 @@ void StoreWriter::Run() {
         lock.lock();
       }
       items.clear();
+      // A burst (100k jobs added at start) must not pin its memory: an item
+      // holds a whole JobSpec.
+      if (items.capacity() > kKeptItems) std::vector<Item>().swap(items);
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything is written
       busy_ = true;
