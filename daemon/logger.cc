@@ -1,8 +1,8 @@
 #include "daemon/logger.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "nlohmann/json.hpp"
-#include "src/time/rfc3339.h"
 
 namespace chime::daemon {
 namespace {
@@ -52,8 +52,9 @@ Logger::Logger(std::FILE* out, LogFormat format, LogLevel min_level,
 
 std::string Logger::Render(LogLevel level, absl::string_view msg,
                            std::initializer_list<Field> fields) const {
-  std::string ts;
-  time::AppendUtc(absl::FromUnixMillis(absl::ToUnixMillis(clock_.Now())), &ts);
+  // Milliseconds, always three digits: lines line up.
+  const std::string ts = absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", clock_.Now(),
+                                          absl::UTCTimeZone());
   if (format_ == LogFormat::kJson) {
     nlohmann::ordered_json j;
     j["ts"] = ts;

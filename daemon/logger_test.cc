@@ -39,7 +39,7 @@ TEST(LoggerTest, JsonLinesCarryTimeLevelMessageAndFields) {
       });
   ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
   const nlohmann::json j = nlohmann::json::parse(text);
-  EXPECT_EQ(j["ts"], "2026-01-01T00:00:00Z");
+  EXPECT_EQ(j["ts"], "2026-01-01T00:00:00.000Z");
   EXPECT_EQ(j["level"], "info");
   EXPECT_EQ(j["msg"], "job added");
   EXPECT_EQ(j["job"], "ops/backup");
@@ -54,7 +54,7 @@ TEST(LoggerTest, TextQuotesValuesThatAreNotOneWord) {
                   {"error", std::string("a.yaml:3:5: id: \"x y\" bad")}});
       });
   EXPECT_EQ(text,
-            "2026-01-01T00:00:00Z WARN job file not loaded file=jobs/a.yaml "
+            "2026-01-01T00:00:00.000Z WARN job file not loaded file=jobs/a.yaml "
             "error=\"a.yaml:3:5: id: \\\"x y\\\" bad\"\n");
 }
 

@@ -330,6 +330,11 @@ class Plan {
   };
   absl::Status RemoveJob(const JobKey& key, Now now, Output* out,
                          Unstarted unstarted);
+  // From now on no attempt starts: runs that come ready (a freed slot, a
+  // retry's backoff over) stay pending, for RemoveJob to cancel or release.
+  // For a scheduler shutting down, before it removes its jobs -- removing
+  // one job frees a slot another job's run would otherwise take.
+  void StopStarting() { stop_starting_ = true; }
   // Pausing stops new fires; resuming records the fires due while paused as
   // missed (kPaused) and continues from `now`.
   absl::Status PauseJob(const JobKey& key, Now now, Output* out);
@@ -477,6 +482,7 @@ class Plan {
   absl::flat_hash_map<uint64_t, PersistAction> in_flight_;
   std::vector<PersistAction> to_resend_;
   bool persist_timer_armed_ = false;
+  bool stop_starting_ = false;  // StopStarting
 };
 
 }  // namespace chime::core

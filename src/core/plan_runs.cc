@@ -217,6 +217,7 @@ void Plan::ReleaseBuffered(Job& job, Now now, Output* out) {
 }
 
 void Plan::StartReady(Now now, Output* out) {
+  if (stop_starting_) return;
   while (std::optional<ReadyRun> ready = ready_.PopStartable(now.mono)) {
     Run& run = *runs_.at(ready->run_id);
     run.in_queue = false;

@@ -166,6 +166,23 @@ TEST(Plan, FiresEachScheduledTimeOnceAfterItsClaimIsDurable) {
                           "00:10:00 start a:1:2026-03-01T00:10:00Z #1"));
 }
 
+// A scheduler shutting down stops starting attempts before it removes its
+// jobs: removing (or finishing) one must not start another job's waiting run.
+TEST(Plan, NothingStartsAfterStopStarting) {
+  PlanOptions options;
+  options.max_concurrent_runs = 1;
+  Harness h(options);
+  ASSERT_THAT(h.Add(Cron("a", "*/5 * * * *")), IsOk());
+  ASSERT_THAT(h.Add(Cron("b", "*/5 * * * *")), IsOk());
+  h.AdvanceBy(absl::Minutes(5));
+  ASSERT_EQ(h.starts().size(), 1u);  // one slot: the other run waits
+  h.plan().StopStarting();
+  h.Finish(h.starts().at(0).run, 1, AttemptOutcome::kSucceeded);
+  h.AdvanceBy(absl::Minutes(1));
+  EXPECT_EQ(h.starts().size(), 1u) << "a waiting run started after "
+                                      "StopStarting";
+}
+
 TEST(Plan, AJobQueuedAcrossItsFireTimeRunsThatFire) {
   // Requested at 00:04:59.9, applied at 00:05:00.2: the 00:05 fire is the
   // job's first, due at once -- not skipped to 00:10.

@@ -395,6 +395,9 @@ void SchedulerImpl::Acknowledge(const core::PersistAction& batch,
 
 void SchedulerImpl::BeginShutdown(absl::Duration grace) {
   stopping_ = true;
+  // Before any job goes: removing one frees a slot (or lets a retry come
+  // due) that would start another job's run -- after functions_ is cleared.
+  plan_.StopStarting();
   if (writer_ != nullptr) writer_->GiveUpWhenDown();
   shutdown_deadline_ = clock_.MonoNow() + std::max(grace, absl::ZeroDuration());
   // Removing every job stops new fires and cancels (without a store) or
