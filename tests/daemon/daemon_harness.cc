@@ -135,6 +135,7 @@ absl::StatusOr<std::unique_ptr<DaemonProcess>> DaemonProcess::Start(
     return absl::InternalError(absl::StrCat("posix_spawn ", CHIME_BINARY));
   }
   std::unique_ptr<DaemonProcess> d(new DaemonProcess(pid, log_file));
+  if (!options.wait_until_serving) return d;
   // Serving, or gone (it failed to start).
   const nlohmann::json serving = d->WaitForLog(
       [&](const nlohmann::json& j) {

@@ -51,10 +51,13 @@ class DaemonProcess {
     std::vector<std::string> args;           // more flags for `chime serve`
     std::map<std::string, std::string> env;  // added to the test's
     std::string log_file;  // "" = <data_dir>/../daemon-<n>.log
+    // false: Start returns once the process is spawned, without waiting for
+    // "chime serving" (port() is then 0), e.g. to kill it while it starts.
+    bool wait_until_serving = true;
   };
 
   // Starts the daemon and waits (at most 30 s) until it logs "chime
-  // serving", or fails with its log's tail.
+  // serving", or fails with its log's tail (unless !wait_until_serving).
   static absl::StatusOr<std::unique_ptr<DaemonProcess>> Start(Options options);
   // Kills (SIGKILL) the daemon if it still runs.
   ~DaemonProcess();
