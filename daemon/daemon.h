@@ -70,8 +70,11 @@ class Daemon {
   const config::DaemonConfig config_;
   Logger& log_;
   std::string ledger_dir_;
-  std::unique_ptr<Scheduler> scheduler_;
+  // Declared in the order they may be destroyed last to first: the
+  // scheduler's callbacks use the metrics, JobSync uses the scheduler, the
+  // HTTP handlers use all of them.
   std::unique_ptr<DaemonMetrics> metrics_;
+  std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<JobSync> jobs_;
   std::unique_ptr<DirWatcher> watcher_;
   std::unique_ptr<http::HttpServer> http_;

@@ -23,11 +23,11 @@ JobSync::Files JobSync::Choose(std::vector<config::FileResult>& files,
                                Report& report) {
   Files chosen;
   std::map<JobKey, std::string> owner;  // key -> "path:line:col"
-  // Takes `jobs` for `path` unless a key clashes with a file taken before;
-  // returns the clash.
-  const auto take =
-      [&](const std::string& path,
-          const std::vector<config::FileJob>& jobs) -> std::string {
+  // Takes `jobs` for `path` (moved: the specs stay where they are, so
+  // applied_'s pointers into an old version stay good) unless a key clashes
+  // with a file taken before; returns the clash.
+  const auto take = [&](const std::string& path,
+                        std::vector<config::FileJob>& jobs) -> std::string {
     for (const config::FileJob& job : jobs) {
       auto it = owner.find(job.spec.key);
       if (it != owner.end()) {
@@ -38,7 +38,7 @@ JobSync::Files JobSync::Choose(std::vector<config::FileResult>& files,
     }
     for (const config::FileJob& job : jobs)
       owner[job.spec.key] = Where(path, job);
-    chosen[path] = jobs;
+    chosen[path] = std::move(jobs);
     return "";
   };
   for (config::FileResult& file : files) {
