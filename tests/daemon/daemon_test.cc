@@ -207,6 +207,57 @@ TEST_F(DaemonTest, RetriesWithBackoffAreLoggedAndTheRunFailsAfterTheLast) {
   }
 }
 
+// Failures before the target could run are failed attempts with a precise
+// error (and go through the retry policy), counted by kind.
+TEST_F(DaemonTest, ExecutorFailuresAreFailedAttemptsWithPreciseErrors) {
+  // Port 1 on loopback: nothing listens there.
+  const std::string at = In(absl::Seconds(1));
+  WriteJobs(
+      "e.yaml",
+      absl::StrCat(
+          "jobs:\n"
+          "  - id: nocmd\n    at: ",
+          at,
+          "\n"
+          "    retry: { max_attempts: 2, initial_backoff: 100ms, max_backoff: "
+          "100ms }\n"
+          "    shell: { argv: [no-such-command-chime, x] }\n"
+          "  - id: nodir\n    at: ",
+          at,
+          "\n"
+          "    shell: { command: \"true\", working_dir: /nonexistent/dir }\n"
+          "  - id: refused\n    at: ",
+          at,
+          "\n"
+          "    http: { url: \"http://127.0.0.1:1/hook\" }\n"));
+  auto d = StartDaemon();
+  ASSERT_NE(d, nullptr);
+  const nlohmann::json nocmd = d->WaitForMsg("run failed", "nocmd:");
+  ASSERT_FALSE(nocmd.is_null()) << d->LogText();
+  EXPECT_EQ(nocmd["attempt"], 2);  // retried
+  EXPECT_THAT(nocmd["detail"].get<std::string>(),
+              HasSubstr("command not found: \"no-such-command-chime\""));
+  const nlohmann::json nodir = d->WaitForMsg("run failed", "nodir:");
+  ASSERT_FALSE(nodir.is_null()) << d->LogText();
+  EXPECT_THAT(nodir["detail"].get<std::string>(),
+              HasSubstr("working_dir \"/nonexistent/dir\""));
+  const nlohmann::json refused = d->WaitForMsg("run failed", "refused:");
+  ASSERT_FALSE(refused.is_null()) << d->LogText();
+  EXPECT_THAT(refused["detail"].get<std::string>(),
+              HasSubstr("http://127.0.0.1:1/hook"));
+  auto metrics = d->Get("/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_EQ(MetricValue(metrics->body,
+                        "chime_executor_errors_total{executor=\"shell\","
+                        "kind=\"not_found\"}"),
+            3);  // two attempts of nocmd, one of nodir
+  EXPECT_EQ(MetricValue(metrics->body,
+                        "chime_executor_errors_total{executor=\"http\","
+                        "kind=\"unavailable\"}"),
+            1);
+  EXPECT_EQ(d->Terminate(), 0);
+}
+
 TEST_F(DaemonTest, GracefulShutdownLetsRunsFinishWithinTheGrace) {
   WriteJobs("g.yaml", absl::StrCat("id: slow\nat: ", In(absl::Seconds(1)), "\n",
                                    "shell: \"sleep 1; echo done > ",
