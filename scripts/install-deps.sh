@@ -8,7 +8,7 @@ PACKAGES=(
   libabsl-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
-  libsqlite3-dev libyaml-cpp-dev
+  libsqlite3-dev libyaml-dev
   libcurl4-openssl-dev libboost-dev
   prometheus
 )

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "src/base/status_macros.h"
 #include "src/config/yaml_fields.h"
+#include "src/config/yaml_tree.h"
 
 namespace chime::config {
 namespace {
@@ -83,16 +84,16 @@ absl::Status ApplyConfigFile(absl::string_view path, absl::string_view text,
   const auto in_file = [&](const absl::Status& s) {
     return absl::InvalidArgumentError(absl::StrCat(path, ":", s.message()));
   };
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return in_file(internal::ErrorAt(e.mark, "", e.msg));
+  absl::StatusOr<internal::YamlStream> yaml = internal::ParseYaml(text);
+  if (!yaml.ok()) return in_file(yaml.status());
+  // Only the first document counts; an empty file has none.
+  if (yaml->documents().empty() || yaml->documents()[0]->IsNull()) {
+    return absl::OkStatus();
   }
-  if (root.IsNull()) return absl::OkStatus();  // an empty file
   const std::vector<absl::string_view> names = KeyNames();
-  absl::StatusOr<internal::Mapping> top = internal::Mapping::Read(
-      internal::RootValue(root), "a mapping of settings", names);
+  absl::StatusOr<internal::Mapping> top =
+      internal::Mapping::Read(internal::RootValue(*yaml->documents()[0]),
+                              "a mapping of settings", names);
   if (!top.ok()) return in_file(top.status());
   DaemonConfig next = *config;
   for (const Key& key : kKeys) {
@@ -113,7 +114,8 @@ absl::Status ApplyEnvironment(
     if (text == nullptr) continue;
     // The value is read as a YAML scalar, so it means what it would in the
     // file; the message names the variable instead of a position.
-    const Value v{.node = YAML::Node(std::string(text)), .path = ""};
+    const internal::Node scalar = internal::Node::Scalar(text);
+    const Value v{.node = &scalar, .path = ""};
     if (absl::Status s = key.read(v, &next); !s.ok()) {
       absl::string_view msg = s.message();
       // ErrorAt's "<line>:<column>: " says nothing about a variable.

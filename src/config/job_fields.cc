@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -112,7 +113,8 @@ class JobReader {
     RETURN_IF_ERROR(Set(Field(job, "paused"), ReadBool, &spec_.paused));
     RETURN_IF_ERROR(ReadExecutor(job));
     if (absl::Status s = ValidateJobSpec(spec_); !s.ok()) return Locate(s);
-    return spec_;
+    // Read runs once per JobReader.
+    return std::move(spec_);
   }
 
  private:
@@ -182,7 +184,7 @@ class JobReader {
   absl::Status ReadPolicies(const Mapping& job) {
     MisfirePolicy& misfire = spec_.misfire;
     if (std::optional<Value> v = Field(job, "misfire")) {
-      if (v->node.IsScalar()) {  // misfire: skip
+      if (v->node->IsScalar()) {  // misfire: skip
         RETURN_IF_ERROR(Set(v, Enum(kMisfireActions), &misfire.action));
       } else {
         ASSIGN_OR_RETURN(Mapping m,
@@ -202,7 +204,7 @@ class JobReader {
     }
     OverlapPolicy& overlap = spec_.overlap;
     if (std::optional<Value> v = Field(job, "overlap")) {
-      if (v->node.IsScalar()) {  // overlap: skip
+      if (v->node->IsScalar()) {  // overlap: skip
         RETURN_IF_ERROR(Set(v, Enum(kOverlapActions), &overlap.action));
       } else {
         ASSIGN_OR_RETURN(Mapping m,
@@ -238,7 +240,7 @@ class JobReader {
     }
     TimeoutPolicy& timeout = spec_.timeout;
     if (std::optional<Value> v = Field(job, "timeout")) {
-      if (v->node.IsScalar()) {  // timeout: 10m
+      if (v->node->IsScalar()) {  // timeout: 10m
         RETURN_IF_ERROR(Set(v, DurationOrUnlimited, &timeout.attempt_timeout));
       } else {
         ASSIGN_OR_RETURN(Mapping m, Mapping::Read(*v,
@@ -270,8 +272,8 @@ class JobReader {
   absl::Status ReadShell(const Value& v) {
     spec_.executor.kind = ExecutorSpec::Kind::kShell;
     ShellExecutorSpec& shell = spec_.executor.shell;
-    if (v.node.IsScalar()) return Set(v, ReadString, &shell.command);
-    if (v.node.IsSequence()) return Set(v, ReadStringList, &shell.argv);
+    if (v.node->IsScalar()) return Set(v, ReadString, &shell.command);
+    if (v.node->IsSequence()) return Set(v, ReadStringList, &shell.argv);
     ASSIGN_OR_RETURN(Mapping m,
                      Mapping::Read(v,
                                    "a command, an argv list or a mapping with "
@@ -338,7 +340,7 @@ class JobReader {
   JobSpec spec_;
   // Where the file wrote each field, by path within the job
   // ("retry.max_attempts").
-  std::map<std::string, YAML::Mark> marks_;
+  std::map<std::string, Mark> marks_;
 };
 
 }  // namespace

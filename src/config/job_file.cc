@@ -18,6 +18,7 @@
 #include "src/base/status_macros.h"
 #include "src/config/job_fields.h"
 #include "src/config/yaml_fields.h"
+#include "src/config/yaml_tree.h"
 
 namespace chime::config {
 namespace {
@@ -42,10 +43,10 @@ FileJob Located(JobSpec spec, const Value& v) {
 }
 
 // The jobs of one parsed document, unchecked for duplicate keys.
-absl::StatusOr<std::vector<FileJob>> ReadDocument(const YAML::Node& root) {
+absl::StatusOr<std::vector<FileJob>> ReadDocument(const internal::Node& root) {
   const Value top = internal::RootValue(root);
   std::vector<FileJob> out;
-  if (!root.IsMap() || !root["jobs"]) {
+  if (root.Find("jobs") == nullptr) {
     // A single job (ReadJob explains a top level that is not a mapping).
     ASSIGN_OR_RETURN(JobSpec spec, internal::ReadJob(top));
     out.push_back(Located(std::move(spec), top));
@@ -54,49 +55,37 @@ absl::StatusOr<std::vector<FileJob>> ReadDocument(const YAML::Node& root) {
   ASSIGN_OR_RETURN(internal::Mapping file,
                    internal::Mapping::Read(top, "a mapping", kTopKeys));
   const Value jobs = *file.Get("jobs");
-  if (!jobs.node.IsSequence()) {
+  if (!jobs.node->IsSequence()) {
     return ErrorAt(jobs, absl::StrCat("expected a list of jobs, got ",
-                                      internal::Describe(jobs.node)));
+                                      internal::Describe(*jobs.node)));
   }
-  for (size_t i = 0; i < jobs.node.size(); ++i) {
-    const Value job{.node = jobs.node[i],
+  out.reserve(jobs.node->size());
+  for (size_t i = 0; i < jobs.node->size(); ++i) {
+    const internal::Node& item = jobs.node->item(i);
+    const Value job{.node = &item,
                     .path = internal::IndexPath("jobs", i),
-                    .mark = jobs.node[i].Mark()};
+                    .mark = item.mark()};
     ASSIGN_OR_RETURN(JobSpec spec, internal::ReadJob(job));
     out.push_back(Located(std::move(spec), job));
   }
   return out;
 }
 
-// All of `text`'s jobs. Errors lack the file name. yaml-cpp reports syntax
-// errors by throwing; they end here.
+// All of `text`'s jobs. Errors lack the file name.
 absl::StatusOr<std::vector<FileJob>> ReadText(absl::string_view text) {
-  std::vector<FileJob> jobs;
-  try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    // Empty documents ("---" at the end) hold nothing.
-    docs.erase(std::remove_if(docs.begin(), docs.end(),
-                              [](const YAML::Node& d) { return d.IsNull(); }),
-               docs.end());
-    if (docs.size() > 1) {
-      return ErrorAt(docs[1].Mark(), "",
-                     "a job file holds one YAML document; list several jobs "
-                     "under jobs:");
-    }
-    if (docs.empty()) return jobs;
-    ASSIGN_OR_RETURN(jobs, ReadDocument(docs[0]));
-  } catch (const YAML::Exception& e) {
-    std::string message = absl::StrCat("invalid YAML: ", e.msg);
-    // The commonest cause: an unquoted cron expression. YAML reads a leading
-    // `*` as an alias and reserves `@`.
-    const size_t pos = static_cast<size_t>(e.mark.pos);
-    if (e.mark.pos >= 0 && pos < text.size() &&
-        (text[pos] == '*' || text[pos] == '@')) {
-      absl::StrAppend(&message, " (quote a value that starts with ",
-                      text.substr(pos, 1), ", e.g. schedule: \"*/5 * * * *\")");
-    }
-    return ErrorAt(e.mark, "", message);
+  ASSIGN_OR_RETURN(internal::YamlStream yaml, internal::ParseYaml(text));
+  // Empty documents ("---" at the end) hold nothing.
+  std::vector<const internal::Node*> docs;
+  for (const internal::Node* root : yaml.documents()) {
+    if (!root->IsNull()) docs.push_back(root);
   }
+  if (docs.size() > 1) {
+    return ErrorAt(docs[1]->mark(), "",
+                   "a job file holds one YAML document; list several jobs "
+                   "under jobs:");
+  }
+  if (docs.empty()) return std::vector<FileJob>();
+  ASSIGN_OR_RETURN(std::vector<FileJob> jobs, ReadDocument(*docs[0]));
   std::map<JobKey, const FileJob*> seen;
   for (const FileJob& job : jobs) {
     auto [it, inserted] = seen.emplace(job.spec.key, &job);

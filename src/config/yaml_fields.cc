@@ -33,17 +33,17 @@ size_t Distance(absl::string_view a, absl::string_view b) {
 }
 
 // The mark of a mapping's value: the key's when the value is empty.
-YAML::Mark ValueMark(const YAML::Node& key, const YAML::Node& value) {
-  return value.IsNull() ? key.Mark() : value.Mark();
+const Mark& ValueMark(const Node& key, const Node& value) {
+  return value.IsNull() ? key.mark() : value.mark();
 }
 
 // A scalar's text, or the "expected <what>, got ..." error.
 absl::StatusOr<std::string> Scalar(const Value& v, absl::string_view what) {
-  if (!v.node.IsScalar()) {
-    return ErrorAt(v,
-                   absl::StrCat("expected ", what, ", got ", Describe(v.node)));
+  if (!v.node->IsScalar()) {
+    return ErrorAt(
+        v, absl::StrCat("expected ", what, ", got ", Describe(*v.node)));
   }
-  return v.node.Scalar();
+  return std::string(v.node->text());
 }
 
 // "0", "0s", "00m": zero, which cron's duration grammar (periods are
@@ -67,13 +67,12 @@ std::string IndexPath(absl::string_view path, size_t index) {
   return absl::StrCat(path, "[", index, "]");
 }
 
-Value RootValue(const YAML::Node& node) {
-  return {.node = node, .path = "", .mark = node.Mark()};
+Value RootValue(const Node& node) {
+  return {.node = &node, .path = "", .mark = node.mark()};
 }
 
-absl::Status ErrorAt(const YAML::Mark& mark, absl::string_view path,
+absl::Status ErrorAt(const Mark& mark, absl::string_view path,
                      absl::string_view message) {
-  // Nodes from a parse always have a mark; null_mark() (-1) would print 0.
   return absl::InvalidArgumentError(
       absl::StrCat(mark.line + 1, ":", mark.column + 1, ": ", path,
                    path.empty() ? "" : ": ", message));
@@ -83,42 +82,42 @@ absl::Status ErrorAt(const Value& v, absl::string_view message) {
   return ErrorAt(v.mark, v.path, message);
 }
 
-std::string Describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Sequence:
+std::string Describe(const Node& node) {
+  switch (node.kind()) {
+    case Node::Kind::kSequence:
       return "a list";
-    case YAML::NodeType::Map:
+    case Node::Kind::kMapping:
       return "a mapping";
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
+    case Node::Kind::kScalar: {
+      const absl::string_view s = node.text();
       if (s.size() > 40) {
         return absl::StrCat("\"", absl::CHexEscape(s.substr(0, 37)), "...\"");
       }
       return absl::StrCat("\"", absl::CHexEscape(s), "\"");
     }
-    default:
-      return "nothing";
+    case Node::Kind::kNull:
+      break;
   }
+  return "nothing";
 }
 
 absl::StatusOr<Mapping> Mapping::Read(
     const Value& v, absl::string_view what,
     absl::Span<const absl::string_view> allowed) {
-  if (!v.node.IsMap()) {
-    return ErrorAt(v,
-                   absl::StrCat("expected ", what, ", got ", Describe(v.node)));
+  if (!v.node->IsMapping()) {
+    return ErrorAt(
+        v, absl::StrCat("expected ", what, ", got ", Describe(*v.node)));
   }
   Mapping m;
-  // yaml-cpp's iterators yield pairs by value: copy the nodes (cheap
-  // handles) out of them rather than refer into a temporary.
-  for (const auto& entry : v.node) {
-    const YAML::Node key = entry.first;
-    const YAML::Node value = entry.second;
+  m.entries_.reserve(v.node->size());
+  for (size_t i = 0; i < v.node->size(); ++i) {
+    const Node& key = v.node->key(i);
+    const Node& value = v.node->value(i);
     if (!key.IsScalar()) {
-      return ErrorAt(key.Mark(), v.path,
+      return ErrorAt(key.mark(), v.path,
                      absl::StrCat("expected a key name, got ", Describe(key)));
     }
-    const std::string& name = key.Scalar();
+    const absl::string_view name = key.text();
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::string message = absl::StrCat("unknown key \"", name, "\"");
       const absl::string_view* nearest = nullptr;
@@ -135,29 +134,33 @@ absl::StatusOr<Mapping> Mapping::Read(
       }
       absl::StrAppend(&message, "; expected one of ",
                       absl::StrJoin(allowed, ", "));
-      return ErrorAt(key.Mark(), v.path, message);
+      return ErrorAt(key.mark(), v.path, message);
     }
     for (const Entry& seen : m.entries_) {
       if (seen.key == name) {
         return ErrorAt(
-            key.Mark(), v.path,
+            key.mark(), v.path,
             absl::StrCat("key \"", name, "\" appears twice (first at ",
                          seen.key_mark.line + 1, ":", seen.key_mark.column + 1,
                          ")"));
       }
     }
     m.entries_.push_back({.key = name,
-                          .key_mark = key.Mark(),
-                          .value = {.node = value,
-                                    .path = ChildPath(v.path, name),
-                                    .mark = ValueMark(key, value)}});
+                          .key_mark = key.mark(),
+                          .value = &value,
+                          .value_mark = ValueMark(key, value)});
   }
+  m.path_ = v.path;
   return m;
 }
 
 std::optional<Value> Mapping::Get(absl::string_view key) const {
   for (const Entry& entry : entries_) {
-    if (entry.key == key) return entry.value;
+    if (entry.key == key) {
+      return Value{.node = entry.value,
+                   .path = ChildPath(path_, entry.key),
+                   .mark = entry.value_mark};
+    }
   }
   return std::nullopt;
 }
@@ -172,7 +175,7 @@ absl::StatusOr<bool> ReadBool(const Value& v) {
   if (*s == "true" || *s == "True" || *s == "TRUE") return true;
   if (*s == "false" || *s == "False" || *s == "FALSE") return false;
   return ErrorAt(
-      v, absl::StrCat("expected true or false, got ", Describe(v.node)));
+      v, absl::StrCat("expected true or false, got ", Describe(*v.node)));
 }
 
 absl::StatusOr<int64_t> ReadInt(const Value& v, int64_t min, int64_t max) {
@@ -181,7 +184,7 @@ absl::StatusOr<int64_t> ReadInt(const Value& v, int64_t min, int64_t max) {
   int64_t n;
   if (!absl::SimpleAtoi(*s, &n)) {
     return ErrorAt(
-        v, absl::StrCat("expected a whole number, got ", Describe(v.node)));
+        v, absl::StrCat("expected a whole number, got ", Describe(*v.node)));
   }
   if (n < min || n > max) {
     return ErrorAt(v, absl::StrCat(n, " is outside ", min, "..", max));
@@ -195,7 +198,7 @@ absl::StatusOr<double> ReadNumber(const Value& v) {
   double d;
   if (!absl::SimpleAtod(*s, &d) || !std::isfinite(d)) {
     return ErrorAt(v, absl::StrCat("expected a number such as 2 or 1.5, got ",
-                                   Describe(v.node)));
+                                   Describe(*v.node)));
   }
   return d;
 }
@@ -235,7 +238,7 @@ absl::StatusOr<int64_t> ReadSize(const Value& v) {
   int64_t n;
   if (scale == 0 || number.empty() || !absl::SimpleAtoi(number, &n)) {
     return ErrorAt(
-        v, absl::StrCat("expected ", kExpected, ", got ", Describe(v.node)));
+        v, absl::StrCat("expected ", kExpected, ", got ", Describe(*v.node)));
   }
   if (n > std::numeric_limits<int64_t>::max() / scale) {
     return ErrorAt(v, absl::StrCat(text, " is too large"));
@@ -253,15 +256,16 @@ absl::StatusOr<absl::Time> ReadTime(const Value& v) {
 }
 
 absl::StatusOr<std::vector<std::string>> ReadStringList(const Value& v) {
-  if (!v.node.IsSequence()) {
+  if (!v.node->IsSequence()) {
     return ErrorAt(
-        v, absl::StrCat("expected a list of strings, got ", Describe(v.node)));
+        v, absl::StrCat("expected a list of strings, got ", Describe(*v.node)));
   }
   std::vector<std::string> out;
-  for (size_t i = 0; i < v.node.size(); ++i) {
-    const YAML::Node item = v.node[i];
+  out.reserve(v.node->size());
+  for (size_t i = 0; i < v.node->size(); ++i) {
+    const Node& item = v.node->item(i);
     absl::StatusOr<std::string> s = ReadString(
-        {.node = item, .path = IndexPath(v.path, i), .mark = item.Mark()});
+        {.node = &item, .path = IndexPath(v.path, i), .mark = item.mark()});
     if (!s.ok()) return s.status();
     out.push_back(*std::move(s));
   }
@@ -270,27 +274,27 @@ absl::StatusOr<std::vector<std::string>> ReadStringList(const Value& v) {
 
 absl::StatusOr<std::map<std::string, std::string>> ReadStringMap(
     const Value& v) {
-  if (!v.node.IsMap()) {
+  if (!v.node->IsMapping()) {
     return ErrorAt(v,
                    absl::StrCat("expected a mapping of names to strings, got ",
-                                Describe(v.node)));
+                                Describe(*v.node)));
   }
   std::map<std::string, std::string> out;
-  for (const auto& entry : v.node) {
-    const YAML::Node key = entry.first;
-    const YAML::Node value = entry.second;
+  for (size_t i = 0; i < v.node->size(); ++i) {
+    const Node& key = v.node->key(i);
+    const Node& value = v.node->value(i);
     if (!key.IsScalar()) {
-      return ErrorAt(key.Mark(), v.path,
+      return ErrorAt(key.mark(), v.path,
                      absl::StrCat("expected a name, got ", Describe(key)));
     }
     absl::StatusOr<std::string> text =
-        ReadString({.node = value,
-                    .path = ChildPath(v.path, key.Scalar()),
+        ReadString({.node = &value,
+                    .path = ChildPath(v.path, key.text()),
                     .mark = ValueMark(key, value)});
     if (!text.ok()) return text.status();
-    if (!out.emplace(key.Scalar(), *std::move(text)).second) {
-      return ErrorAt(key.Mark(), v.path,
-                     absl::StrCat("\"", key.Scalar(), "\" appears twice"));
+    if (!out.emplace(key.text(), *std::move(text)).second) {
+      return ErrorAt(key.mark(), v.path,
+                     absl::StrCat("\"", key.text(), "\" appears twice"));
     }
   }
   return out;
@@ -298,16 +302,16 @@ absl::StatusOr<std::map<std::string, std::string>> ReadStringMap(
 
 absl::StatusOr<std::vector<std::pair<int, int>>> ReadStatusRanges(
     const Value& v) {
-  if (!v.node.IsSequence()) {
+  if (!v.node->IsSequence()) {
     return ErrorAt(v, absl::StrCat("expected a list of statuses such as "
                                    "[200-299, 409], got ",
-                                   Describe(v.node)));
+                                   Describe(*v.node)));
   }
   std::vector<std::pair<int, int>> out;
-  for (size_t i = 0; i < v.node.size(); ++i) {
-    const Value item{.node = v.node[i],
+  for (size_t i = 0; i < v.node->size(); ++i) {
+    const Value item{.node = &v.node->item(i),
                      .path = IndexPath(v.path, i),
-                     .mark = v.node[i].Mark()};
+                     .mark = v.node->item(i).mark()};
     absl::StatusOr<std::string> s = Scalar(item, "a status such as 200");
     if (!s.ok()) return s.status();
     const absl::string_view text = *s;
@@ -319,7 +323,7 @@ absl::StatusOr<std::vector<std::pair<int, int>>> ReadStatusRanges(
     if (!absl::SimpleAtoi(first, &lo) || !absl::SimpleAtoi(last, &hi)) {
       return ErrorAt(item, absl::StrCat("expected a status such as 200 or a "
                                         "range such as 200-299, got ",
-                                        Describe(item.node)));
+                                        Describe(*item.node)));
     }
     out.emplace_back(lo, hi);
   }
@@ -334,7 +338,8 @@ absl::StatusOr<size_t> ReadChoice(const Value& v,
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == *s) return i;
   }
-  return ErrorAt(v, absl::StrCat(Describe(v.node), " is not one of ", choices));
+  return ErrorAt(v,
+                 absl::StrCat(Describe(*v.node), " is not one of ", choices));
 }
 
 }  // namespace chime::config::internal

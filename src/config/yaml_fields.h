@@ -1,19 +1,21 @@
 // Typed reading of YAML values for the job files, with messages that say
 // where a value is and what would be accepted.
 //
-// Every reader takes a `Value` -- a yaml-cpp node, the path of keys and
-// indexes that leads to it ("jobs[1].retry.max_attempts") and the position to
-// report -- and returns the typed value or InvalidArgument with the message
+// Every reader takes a `Value` -- a node of a parsed YAML tree (yaml_tree.h),
+// the path of keys and indexes that leads to it ("jobs[1].retry.max_attempts")
+// and the position to report -- and returns the typed value or
+// InvalidArgument with the message
 //   "<line>:<column>: <path>: <what is wrong>"
-// (1-based). The caller prefixes the file name. Readers never throw; they only
-// look at nodes that came from a parse (no yaml-cpp conversions, which throw).
+// (1-based). The caller prefixes the file name. Scalars mean what these
+// readers make of them: YAML's own typing is not applied.
 //
 //   auto retry = Mapping::Read(v, "the retry policy", {"max_attempts", ...});
 //   if (auto n = retry->Get("max_attempts")) {
 //     ASSIGN_OR_RETURN(int64_t attempts, ReadInt(*n));
 //   }
 //
-// Internal to src/config. Thread-safety: pure functions; a Mapping is a value.
+// Internal to src/config. Thread-safety: pure functions; a Mapping is a value
+// that, like a Value, refers into the parsed tree and must not outlive it.
 #ifndef CHIME_SRC_CONFIG_YAML_FIELDS_H_
 #define CHIME_SRC_CONFIG_YAML_FIELDS_H_
 
@@ -30,17 +32,18 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "yaml-cpp/yaml.h"
+#include "src/config/yaml_tree.h"
 
 namespace chime::config::internal {
 
 // A YAML value and how to refer to it in a message.
 struct Value {
-  YAML::Node node;
+  // Never null; the node (and the YamlStream holding it) outlives the Value.
+  const Node* node = nullptr;
   std::string path;  // "jobs[1].retry"; "" for a file's top level
   // Where to point: the node itself, or the key that names it when the value
-  // is empty (yaml-cpp places an empty value at the next token).
-  YAML::Mark mark;
+  // is empty (the parser places an empty value at the next token).
+  Mark mark;
 };
 
 // `path` joined with a key ("retry" + "max_attempts" -> "retry.max_attempts")
@@ -49,17 +52,17 @@ std::string ChildPath(absl::string_view path, absl::string_view key);
 std::string IndexPath(absl::string_view path, size_t index);
 
 // The top-level value of a parsed document.
-Value RootValue(const YAML::Node& node);
+Value RootValue(const Node& node);
 
 // InvalidArgument "<line>:<column>: <path>: <message>" (line and column
 // 1-based; without "<path>: " when `path` is empty).
-absl::Status ErrorAt(const YAML::Mark& mark, absl::string_view path,
+absl::Status ErrorAt(const Mark& mark, absl::string_view path,
                      absl::string_view message);
 absl::Status ErrorAt(const Value& v, absl::string_view message);
 
 // What a node is, for "got ..." in messages: "a list", "a mapping",
 // "nothing", or the scalar's text in quotes.
-std::string Describe(const YAML::Node& node);
+std::string Describe(const Node& node);
 
 // The entries of one YAML mapping, checked against the keys it may have.
 class Mapping {
@@ -75,12 +78,16 @@ class Mapping {
   std::optional<Value> Get(absl::string_view key) const;
 
  private:
+  // Points into the parsed tree, which outlives the Mapping; the Value and
+  // its path are made when asked for.
   struct Entry {
-    std::string key;
-    YAML::Mark key_mark;
-    Value value;
+    absl::string_view key;
+    Mark key_mark;
+    const Node* value;
+    Mark value_mark;
   };
 
+  std::string path_;            // of the mapping itself
   std::vector<Entry> entries_;  // in file order; keys are unique
 };
 
