@@ -92,6 +92,10 @@ struct AttemptContext {
   // response body) for the run history; kept with the attempt's end. May be
   // null; written only by the attempt's own thread before it returns.
   std::string* output = nullptr;
+  // Where the attempt may leave its exit code for the run history: a
+  // command's exit status (128 + n when killed by signal n), an HTTP
+  // response's status. May be null; written like `output`.
+  int32_t* exit_code = nullptr;
   bool IsCancelled() const { return cancelled != nullptr && cancelled->load(); }
   bool IsKilled() const { return killed != nullptr && killed->load(); }
 };

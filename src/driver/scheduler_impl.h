@@ -76,6 +76,7 @@ class SchedulerImpl final : public Scheduler {
     std::atomic<bool> cancelled{false};
     std::atomic<bool> killed{false};       // a forced cancel
     std::string output;                    // AttemptContext::output
+    int32_t exit_code = 0;                 // AttemptContext::exit_code
     std::atomic<bool> by_shutdown{false};  // the cancel came from Shutdown
     // Plan context only: held until its time (staged_), or taken back before
     // it (then it never runs). `dropped` is read by the worker after the
@@ -193,7 +194,12 @@ class SchedulerImpl final : public Scheduler {
   bool killed_all_ = false;  // kill_grace after shutdown_deadline_
   // Outputs of attempts that ended, until the Plan's transition out of
   // running for that attempt takes them to the store.
-  absl::flat_hash_map<core::RunId, std::pair<int, std::string>> outputs_;
+  struct Ended {
+    int attempt = 0;
+    std::string output;
+    int32_t exit_code = 0;
+  };
+  absl::flat_hash_map<core::RunId, Ended> outputs_;
 
   // Serializes Shutdown callers, so that a second one returns only when the
   // first is done.

@@ -233,6 +233,7 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
   ctx.cancelled = &p.attempt->cancelled;
   ctx.killed = &p.attempt->killed;
   ctx.output = &p.attempt->output;
+  ctx.exit_code = &p.attempt->exit_code;
   auto fn_it = functions_.find(start.fire.job);
   if (fn_it != functions_.end()) p.fn = fn_it->second;
   if (start.staged) {
@@ -334,8 +335,10 @@ void SchedulerImpl::OnAttemptsFinished(std::vector<core::Event>& events) {
     const auto& e = std::get<core::AttemptFinishedEvent>(event);
     auto it = attempts_.find(e.run);
     if (it != attempts_.end() && it->second->number == e.attempt) {
-      if (writer_ != nullptr && !it->second->output.empty()) {
-        outputs_[e.run] = {e.attempt, std::move(it->second->output)};
+      Attempt& ended = *it->second;
+      if (writer_ != nullptr &&
+          (!ended.output.empty() || ended.exit_code != 0)) {
+        outputs_[e.run] = {e.attempt, std::move(ended.output), ended.exit_code};
       }
       attempts_.erase(it);
     }
@@ -364,16 +367,16 @@ void SchedulerImpl::RecordTransition(core::TransitionAction& t) {
   if (writer_ != nullptr) {
     // Written behind: the store writer keeps the order, and the RunEvent is
     // emitted once the transition is recorded (OnWritten).
-    std::string output;
+    Ended ended;
     if (t.from == core::RunState::kRunning) {
       auto it = outputs_.find(t.run);
       if (it != outputs_.end()) {
-        if (it->second.first == t.attempt)
-          output = std::move(it->second.second);
+        if (it->second.attempt == t.attempt) ended = std::move(it->second);
         outputs_.erase(it);
       }
     }
-    writer_->Transition(std::move(t), clock_.Now(), std::move(output));
+    writer_->Transition(std::move(t), clock_.Now(), std::move(ended.output),
+                        ended.exit_code);
     return;
   }
   if (!options_.on_run_event) return;

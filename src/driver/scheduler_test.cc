@@ -171,13 +171,14 @@ TEST_F(SchedulerTest, TimeoutKillsGraceAfterCancelling) {
   EXPECT_THAT(failed.detail, HasSubstr("timed out"));
 }
 
-TEST_F(SchedulerTest, AttemptOutputIsKeptWithTheAttemptInTheStore) {
+TEST_F(SchedulerTest, AttemptOutputAndExitCodeAreKeptInTheStore) {
   Create();
   ASSERT_THAT(scheduler_->AddJob(Cron("talky", "0 * * * *"),
                                  [&](const AttemptContext& ctx) {
                                    recorder_.Record(ctx);
                                    *ctx.output = absl::StrCat(
                                        "hello from ", ctx.fire_id, "\n");
+                                   *ctx.exit_code = 3;
                                    return absl::InternalError("exit status 3");
                                  }),
               IsOk());
@@ -190,6 +191,7 @@ TEST_F(SchedulerTest, AttemptOutputIsKeptWithTheAttemptInTheStore) {
   ASSERT_EQ(run->attempts.size(), 1u);
   EXPECT_EQ(run->attempts[0].output, absl::StrCat("hello from ", fire, "\n"));
   EXPECT_THAT(run->attempts[0].detail, HasSubstr("exit status 3"));
+  EXPECT_EQ(run->attempts[0].exit_code, 3);
 }
 
 TEST_F(SchedulerTest, OverlapSkipRecordsTheFireDueWhileTheFunctionBlocks) {

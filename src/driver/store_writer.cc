@@ -80,8 +80,8 @@ void StoreWriter::Persist(core::PersistAction batch) {
 }
 
 void StoreWriter::Transition(core::TransitionAction t, absl::Time at,
-                             std::string output) {
-  Enqueue(TransitionItem{std::move(t), at, std::move(output)});
+                             std::string output, int32_t exit_code) {
+  Enqueue(TransitionItem{std::move(t), at, std::move(output), exit_code});
 }
 
 void StoreWriter::Barrier(std::function<void()> done) {
@@ -346,8 +346,9 @@ size_t StoreWriter::WriteTransitions(std::vector<Item>& items, size_t i) {
         if (!s.ok() && !absl::IsNotFound(s)) Fatal(s);
       }
     } else {
-      batch.push_back(RunTransition{t.run, t.from, t.to, t.attempt, 0, item->at,
-                                    t.detail, std::move(item->output)});
+      batch.push_back(RunTransition{t.run, t.from, t.to, t.attempt,
+                                    item->exit_code, item->at, t.detail,
+                                    std::move(item->output)});
     }
     if (options_.report_transitions)
       done.emplace_back(Transitioned{std::move(item->t), item->at});

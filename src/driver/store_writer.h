@@ -97,9 +97,10 @@ class StoreWriter {
   void PutJob(const JobSpec& spec, int64_t generation);
   void DeleteJob(const JobKey& key);
   void Persist(core::PersistAction batch);
-  // `output`: the ending attempt's (t.from == running), kept with it.
+  // `output`, `exit_code`: the ending attempt's (t.from == running), kept
+  // with it.
   void Transition(core::TransitionAction t, absl::Time at,
-                  std::string output = {});
+                  std::string output = {}, int32_t exit_code = 0);
   // Once every write enqueued before it is durable (or dropped after a fatal
   // error), completes with Reached{done}.
   void Barrier(std::function<void()> done);
@@ -130,6 +131,7 @@ class StoreWriter {
     core::TransitionAction t;
     absl::Time at;
     std::string output;
+    int32_t exit_code = 0;
   };
   struct BarrierItem {
     std::function<void()> done;

@@ -329,6 +329,9 @@ absl::Status RunHttp(const HttpExecutorSpec& spec, const AttemptContext& ctx) {
   const absl::StatusOr<CURLcode> result = Drive(e, ctx, what);
   long status = 0;
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+  if (status != 0 && ctx.exit_code != nullptr) {
+    *ctx.exit_code = static_cast<int32_t>(status);
+  }
   if (status != 0 && ctx.output != nullptr) {
     *ctx.output = absl::StrCat("HTTP ", status);
     if (!sink.head.empty()) absl::StrAppend(ctx.output, "\n", sink.head);

@@ -40,6 +40,7 @@
 // Transport errors read "POST http://host/path: <curl's message>
 // (CURLE_COULDNT_CONNECT)"; user:password in the URL is never shown.
 //
+// `*ctx.exit_code`, when not null, gets the response status when one arrived.
 // Output: when `ctx.output` is non-null and a response status arrived, it is
 // set to "HTTP <status>", then a newline and the head of the response body, at
 // most `spec.response_limit` bytes. The rest of the body is read and counted

@@ -68,6 +68,7 @@ class HttpExecutorTest : public ::testing::Test {
     ctx_.cancelled = &cancelled_;
     ctx_.killed = &killed_;
     ctx_.output = &output_;
+    ctx_.exit_code = &exit_code_;
   }
 
   HttpExecutorSpec Spec(const std::string& method, const std::string& path) {
@@ -103,6 +104,7 @@ class HttpExecutorTest : public ::testing::Test {
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> killed_{false};
   std::string output_;
+  int32_t exit_code_ = 0;
   AttemptContext ctx_;
 };
 
@@ -205,6 +207,7 @@ TEST_F(HttpExecutorTest, ServiceUnavailableFailsWithTheBodyRecorded) {
       StatusIs(absl::StatusCode::kUnknown,
                HasSubstr("HTTP 503 is not a success status (200-299)")));
   EXPECT_EQ(output_, "HTTP 503\nbusy, try later");
+  EXPECT_EQ(exit_code_, 503);
 }
 
 TEST_F(HttpExecutorTest, CustomSuccessStatusesDecide) {

@@ -178,6 +178,11 @@ WatchResult Watch(SpawnedChild& child, const Fd& pidfd,
   return result;
 }
 
+// The shell's convention: the exit status, or 128 + n for signal n.
+int32_t ExitCode(const siginfo_t& info) {
+  return info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
+}
+
 absl::Status Outcome(const WatchResult& watch) {
   const std::string how = DescribeExit(watch.info);
   if (watch.sent_term || watch.sent_kill) {
@@ -295,6 +300,7 @@ absl::Status RunShell(const ShellExecutorSpec& spec, const AttemptContext& ctx,
     // start time once the pid is reused; nothing else is to be done here.
     (void)RemoveLedgerEntry(options.ledger_dir, child.pid);
   }
+  if (ctx.exit_code != nullptr) *ctx.exit_code = ExitCode(watch.info);
   if (ctx.output != nullptr) {
     *ctx.output = std::move(output).Finish();
     if (!watch.group_gone.ok()) {

@@ -32,7 +32,9 @@
 // cgroup could).
 //
 // Results. OK only for exit status 0 of an attempt that was not cancelled.
-// Otherwise an error, with the attempt's output kept in `*ctx.output`:
+// `*ctx.exit_code`, when not null, gets the exit status (128 + n for signal
+// n) of a child that started. Otherwise an error, with the attempt's output
+// kept in `*ctx.output`:
 //   Internal          "exit status 3", "killed by signal 9 (SIGKILL)"
 //   Cancelled         "cancelled: sent SIGTERM to process group 123; exit
 //                     status 143" -- any end after a cancel, even exit 0: a

@@ -47,6 +47,7 @@ ShellExecutorSpec Command(std::string command) {
 }
 
 struct Result {
+  int32_t exit_code = -1;
   absl::Status status;
   std::string output;
 };
@@ -56,6 +57,7 @@ Result RunAttempt(const ShellExecutorSpec& spec,
   Result result;
   AttemptContext ctx = TestContext();
   ctx.output = &result.output;
+  ctx.exit_code = &result.exit_code;
   result.status = RunShell(spec, ctx, options);
   return result;
 }
@@ -90,6 +92,9 @@ TEST_P(ShellExecutorTest, NonZeroExitIsAnErrorNamingTheStatus) {
               StatusIs(absl::StatusCode::kInternal, "exit status 3"));
   EXPECT_THAT(RunSpec(Argv({"false"})).status,
               StatusIs(absl::StatusCode::kInternal, "exit status 1"));
+  EXPECT_EQ(RunSpec(Command("exit 3")).exit_code, 3);
+  EXPECT_EQ(RunSpec(Command("exit 0")).exit_code, 0);
+  EXPECT_EQ(RunSpec(Command("kill -KILL $$")).exit_code, 128 + 9);
 }
 
 TEST_P(ShellExecutorTest, DeathBySignalNamesTheSignal) {

@@ -203,6 +203,7 @@ TEST_F(DaemonTest, RetriesWithBackoffAreLoggedAndTheRunFailsAfterTheLast) {
     EXPECT_EQ(a.number, i + 1);
     EXPECT_EQ(a.output, absl::StrCat("attempt ", i + 1, "\n"));
     EXPECT_THAT(a.detail, HasSubstr("exit status 3"));
+    EXPECT_EQ(a.exit_code, 3);
     if (i > 0) EXPECT_GE(a.started_at, run->attempts[i - 1].finished_at);
   }
 }
