@@ -131,7 +131,8 @@ absl::Status Daemon::StartAll() {
                                     : static_cast<int>(jobs_->Errors().size());
                        }));
   SchedulerOptions options;
-  options.store = std::shared_ptr<Store>(std::move(store));
+  store_ = std::shared_ptr<Store>(std::move(store));
+  options.store = store_;
   options.worker_threads = config_.max_concurrent_runs;
   options.on_run_event = [this](const RunEvent& e) {
     log_.LogRunEvent(e);
@@ -151,6 +152,7 @@ absl::Status Daemon::StartAll() {
       log_);
   Reload();
   RETURN_IF_ERROR(scheduler_->Start());
+  retention_ = std::thread([this] { PruneHistory(); });
   absl::StatusOr<std::unique_ptr<DirWatcher>> watcher = DirWatcher::Start(
       config_.jobs_dir, kReloadQuiet, [this](bool still_watching) {
         if (still_watching) {
@@ -228,8 +230,38 @@ http::Response Daemon::Ready() const {
                         .body = j.dump() + "\n"};
 }
 
+void Daemon::PruneHistory() {
+  const RetentionPolicy policy{.keep_per_job = config_.history_keep_per_job,
+                               .max_age = config_.history_max_age};
+  std::unique_lock<std::mutex> lock(retention_mu_);
+  while (!retention_stop_) {
+    lock.unlock();
+    absl::StatusOr<RetentionResult> r =
+        store_->ApplyRetention(policy, absl::Now(), MonoTime::Infinite());
+    if (!r.ok()) {
+      log_.Warn("history not pruned", {{"error", r.status().ToString()}});
+    } else if (r->runs_deleted + r->missed_deleted > 0) {
+      log_.Info("history pruned", {{"runs", r->runs_deleted},
+                                   {"missed_records", r->missed_deleted}});
+      metrics_->OnHistoryPruned(r->runs_deleted, r->missed_deleted);
+    }
+    lock.lock();
+    retention_cv_.wait_for(
+        lock, absl::ToChronoNanoseconds(config_.history_check_interval),
+        [this] { return retention_stop_; });
+  }
+}
+
 void Daemon::Stop() {
   if (stopped_.exchange(true)) return;
+  if (retention_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(retention_mu_);
+      retention_stop_ = true;
+    }
+    retention_cv_.notify_all();
+    retention_.join();
+  }
   log_.Info("stopping",
             {{"grace", absl::FormatDuration(config_.shutdown_grace)}});
   if (watcher_ != nullptr) watcher_->Stop();

@@ -32,8 +32,11 @@
 #define CHIME_DAEMON_DAEMON_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "chime/scheduler.h"
@@ -66,10 +69,14 @@ class Daemon {
   absl::Status StartAll();
   JobFunction MakeFunction(const JobSpec& spec);
   http::Response Ready() const;
+  // The retention thread: applies the history policy at start and every
+  // check interval until Stop.
+  void PruneHistory();
 
   const config::DaemonConfig config_;
   Logger& log_;
   std::string ledger_dir_;
+  std::shared_ptr<Store> store_;
   // Declared in the order they may be destroyed last to first: the
   // scheduler's callbacks use the metrics, JobSync uses the scheduler, the
   // HTTP handlers use all of them.
@@ -78,6 +85,10 @@ class Daemon {
   std::unique_ptr<JobSync> jobs_;
   std::unique_ptr<DirWatcher> watcher_;
   std::unique_ptr<http::HttpServer> http_;
+  std::thread retention_;
+  std::mutex retention_mu_;
+  std::condition_variable retention_cv_;
+  bool retention_stop_ = false;  // guarded by retention_mu_
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopped_{false};
 };

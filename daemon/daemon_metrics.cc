@@ -114,6 +114,11 @@ absl::Status DaemonMetrics::Register(
                                 "Store writes that failed (re-sent when the "
                                 "store was unavailable).",
                                 {"op"}));
+  ASSIGN_OR_RETURN(pruned_,
+                   r.AddCounter("chime_history_deleted_total",
+                                "Run history deleted by retention: finished "
+                                "runs, missed records.",
+                                {"kind"}));
   const std::vector<double> seconds =
       metrics::ExponentialBuckets(0.001, 4, 10);  // 1 ms .. ~4.4 min
   ASSIGN_OR_RETURN(
@@ -158,6 +163,11 @@ void DaemonMetrics::OnRunEvent(const RunEvent& e) {
   if (it == started_.end()) return;  // ended before it started
   duration_->With({}).Observe(absl::ToDoubleSeconds(e.at - it->second));
   started_.erase(it);
+}
+
+void DaemonMetrics::OnHistoryPruned(int64_t runs, int64_t missed) {
+  pruned_->With({"runs"}).Increment(static_cast<double>(runs));
+  pruned_->With({"missed"}).Increment(static_cast<double>(missed));
 }
 
 void DaemonMetrics::OnStoreWrite(const StoreWrite& w) {

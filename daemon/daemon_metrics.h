@@ -15,6 +15,7 @@
 //   chime_store_write_errors_total{op}                       counter
 //   chime_executor_errors_total{executor,kind}               counter
 //   chime_job_file_errors                                    gauge
+//   chime_history_deleted_total{kind="runs"|"missed"}        counter
 //
 // Labels are bounded: reasons, states, ops and error kinds are fixed sets;
 // namespaces are few by design (teams, tenants); no job names (a million jobs
@@ -50,6 +51,9 @@ class DaemonMetrics {
   // a short fixed word ("not_found", "connect", ...).
   void OnExecutorError(absl::string_view executor, absl::string_view kind);
 
+  // Retention deleted this many finished runs and missed records.
+  void OnHistoryPruned(int64_t runs, int64_t missed);
+
   std::string Render() const { return registry_.Render(); }
 
  private:
@@ -61,6 +65,7 @@ class DaemonMetrics {
   metrics::CounterFamily* lost_ = nullptr;
   metrics::CounterFamily* executor_errors_ = nullptr;
   metrics::CounterFamily* store_errors_ = nullptr;
+  metrics::CounterFamily* pruned_ = nullptr;
   metrics::HistogramFamily* duration_ = nullptr;
   metrics::HistogramFamily* lag_ = nullptr;
   metrics::HistogramFamily* store_latency_ = nullptr;

@@ -53,9 +53,10 @@ TEST(LoggerTest, TextQuotesValuesThatAreNotOneWord) {
                  {{"file", std::string("jobs/a.yaml")},
                   {"error", std::string("a.yaml:3:5: id: \"x y\" bad")}});
       });
-  EXPECT_EQ(text,
-            "2026-01-01T00:00:00.000Z WARN job file not loaded file=jobs/a.yaml "
-            "error=\"a.yaml:3:5: id: \\\"x y\\\" bad\"\n");
+  EXPECT_EQ(
+      text,
+      "2026-01-01T00:00:00.000Z WARN job file not loaded file=jobs/a.yaml "
+      "error=\"a.yaml:3:5: id: \\\"x y\\\" bad\"\n");
 }
 
 TEST(LoggerTest, RunEventsCarryTheFireId) {

@@ -57,6 +57,23 @@ const Key kKeys[] = {
        ASSIGN_OR_RETURN(c->shutdown_grace, internal::ReadDuration(v));
        return absl::OkStatus();
      }},
+    {"history_keep_per_job", "CHIME_HISTORY_KEEP_PER_JOB",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->history_keep_per_job,
+                        internal::ReadInt(v, 0, int64_t{1} << 40));
+       return absl::OkStatus();
+     }},
+    {"history_max_age", "CHIME_HISTORY_MAX_AGE",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->history_max_age,
+                        internal::ReadDuration(v, /*allow_unlimited=*/true));
+       return absl::OkStatus();
+     }},
+    {"history_check_interval", "CHIME_HISTORY_CHECK_INTERVAL",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->history_check_interval, internal::ReadDuration(v));
+       return absl::OkStatus();
+     }},
     {"log_format", "CHIME_LOG_FORMAT",
      [](const Value& v, DaemonConfig* c) -> absl::Status {
        ASSIGN_OR_RETURN(size_t i, internal::ReadChoice(v, kFormats));
@@ -143,6 +160,12 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
                absl::StrCat(c.max_concurrent_runs, " is outside 1..4096"));
   if (c.shutdown_grace < absl::ZeroDuration())
     return bad("shutdown_grace", "must not be negative");
+  if (c.history_keep_per_job < 0)
+    return bad("history_keep_per_job", "must not be negative");
+  if (c.history_max_age <= absl::ZeroDuration())
+    return bad("history_max_age", "must be positive (or unlimited)");
+  if (c.history_check_interval < absl::Seconds(1))
+    return bad("history_check_interval", "must be at least 1s");
   const auto one_of = [](absl::string_view v, auto& names) {
     for (absl::string_view n : names)
       if (n == v) return true;

@@ -9,6 +9,9 @@
 //   listen: 127.0.0.1:8712            # CHIME_LISTEN (port 0: any free port)
 //   max_concurrent_runs: 32           # CHIME_MAX_CONCURRENT_RUNS
 //   shutdown_grace: 30s               # CHIME_SHUTDOWN_GRACE
+//   history_keep_per_job: 1000        # CHIME_HISTORY_KEEP_PER_JOB (0: all)
+//   history_max_age: 7d               # CHIME_HISTORY_MAX_AGE
+//   history_check_interval: 10m       # CHIME_HISTORY_CHECK_INTERVAL
 //   log_format: auto                  # CHIME_LOG_FORMAT: auto|json|text
 //   log_level: info                   # CHIME_LOG_LEVEL: debug|info|warn|error
 //
@@ -33,6 +36,12 @@ struct DaemonConfig {
   std::string listen = "127.0.0.1:8712";
   int max_concurrent_runs = 32;
   absl::Duration shutdown_grace = absl::Seconds(30);
+  // Run history retention, applied at start and every check interval:
+  // finished runs beyond the newest `keep_per_job` of a job, and finished
+  // runs and missed records older than `max_age`, are deleted.
+  int64_t history_keep_per_job = 1000;
+  absl::Duration history_max_age = absl::Hours(7 * 24);
+  absl::Duration history_check_interval = absl::Minutes(10);
   std::string log_format = "auto";  // auto: text on a terminal, else json
   std::string log_level = "info";
 

@@ -32,6 +32,9 @@ max_concurrent_runs: 8
 shutdown_grace: 1m30s
 log_format: json
 log_level: debug
+history_keep_per_job: 50
+history_max_age: 2d
+history_check_interval: 30s
 )",
                               &c),
               IsOk());
@@ -42,6 +45,9 @@ log_level: debug
   EXPECT_EQ(c.shutdown_grace, absl::Seconds(90));
   EXPECT_EQ(c.log_format, "json");
   EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.history_keep_per_job, 50);
+  EXPECT_EQ(c.history_max_age, absl::Hours(48));
+  EXPECT_EQ(c.history_check_interval, absl::Seconds(30));
   EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
   EXPECT_THAT(ApplyConfigFile("empty.yaml", "", &c), IsOk());
 }

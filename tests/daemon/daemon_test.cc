@@ -351,6 +351,33 @@ TEST_F(DaemonTest, SighupRereadsTheConfiguration) {
   EXPECT_EQ(d->Terminate(), 0);
 }
 
+// Retention keeps the history bounded: finished runs beyond the newest
+// history_keep_per_job of a job are deleted while the daemon runs.
+TEST_F(DaemonTest, HistoryIsPrunedToTheNewestRunsPerJob) {
+  dir_.Write("chime.yaml",
+             "history_keep_per_job: 2\nhistory_check_interval: 1s\n");
+  WriteJobs("h.yaml", "id: tick\nschedule: \"@every 1s\"\nshell: \"true\"\n");
+  auto d = StartDaemon({"--config", Path("chime.yaml")});
+  ASSERT_NE(d, nullptr);
+  const nlohmann::json pruned = d->WaitForMsg("history pruned");
+  ASSERT_FALSE(pruned.is_null()) << d->LogText();
+  EXPECT_GE(pruned["runs"].get<int>(), 1);
+  auto metrics = d->Get("/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_GE(
+      MetricValue(metrics->body, "chime_history_deleted_total{kind=\"runs\"}"),
+      1);
+  EXPECT_EQ(d->Terminate(), 0);
+  int succeeded = 0;
+  for (const nlohmann::json& j : d->Logs())
+    succeeded += j.value("msg", "") == "run succeeded";
+  auto store = store::SqliteStore::Open({.data_dir = Path("data")});
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto page = (*store)->ListRuns({.limit = 1000}, MonoTime::Infinite());
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_LT(static_cast<int>(page->runs.size()), succeeded);
+}
+
 TEST_F(DaemonTest, HealthAndBadConfiguration) {
   auto d = StartDaemon();
   ASSERT_NE(d, nullptr);
