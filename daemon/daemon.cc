@@ -150,6 +150,25 @@ absl::Status Daemon::StartAll() {
   jobs_ = std::make_unique<JobSync>(
       *scheduler_, [this](const JobSpec& spec) { return MakeFunction(spec); },
       log_);
+  // The listener before any job runs: a port in use fails the start
+  // cleanly. /readyz says "not ready" until the end.
+  http::HttpServer::Options http;
+  std::string host;
+  int port = 0;
+  RETURN_IF_ERROR(config::SplitHostPort(config_.listen, &host, &port));
+  http.address = host;
+  http.port = static_cast<uint16_t>(port);
+  http.router.Handle("GET", "/healthz", [](const http::Request&) {
+    return http::Response{.status = 200, .body = "ok\n"};
+  });
+  http.router.Handle("GET", "/readyz",
+                     [this](const http::Request&) { return Ready(); });
+  http.router.Handle("GET", "/metrics", [this](const http::Request&) {
+    return http::Response{.status = 200,
+                          .content_type = std::string(metrics::kContentType),
+                          .body = metrics_->Render()};
+  });
+  ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));
   Reload();
   RETURN_IF_ERROR(scheduler_->Start());
   retention_ = std::thread([this] { PruneHistory(); });
@@ -170,23 +189,6 @@ absl::Status Daemon::StartAll() {
                {"error", watcher.status().ToString()}});
   }
 
-  http::HttpServer::Options http;
-  std::string host;
-  int port = 0;
-  RETURN_IF_ERROR(config::SplitHostPort(config_.listen, &host, &port));
-  http.address = host;
-  http.port = static_cast<uint16_t>(port);
-  http.router.Handle("GET", "/healthz", [](const http::Request&) {
-    return http::Response{.status = 200, .body = "ok\n"};
-  });
-  http.router.Handle("GET", "/readyz",
-                     [this](const http::Request&) { return Ready(); });
-  http.router.Handle("GET", "/metrics", [this](const http::Request&) {
-    return http::Response{.status = 200,
-                          .content_type = std::string(metrics::kContentType),
-                          .body = metrics_->Render()};
-  });
-  ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));
   ready_ = true;
   log_.Info("chime serving",
             {{"listen", absl::StrCat(host, ":", http_->port())},

@@ -12,9 +12,9 @@
 //      with the holder named) and the scheduler recovers from it (runs left
 //      unfinished are recorded lost, at-least-once ones start again, fires
 //      missed while down go through each job's misfire policy);
-//   3. the job files load and apply, the scheduler starts, the jobs directory
-//      is watched (a change reloads it a moment later);
-//   4. the HTTP listener starts.
+//   3. the HTTP listener starts (/readyz answers 503 until the end);
+//   4. the job files load and apply, the scheduler starts, the jobs directory
+//      is watched (a change reloads it a moment later).
 // Reload (SIGHUP, or a change in the jobs directory) re-reads the job files.
 // Stop (SIGTERM/SIGINT): stops starting runs, lets running ones finish for
 // shutdown_grace, then cancels them (SIGTERM to their process groups, SIGKILL
