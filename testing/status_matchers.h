@@ -44,8 +44,8 @@ class IsOkAndHoldsImpl : public ::testing::MatcherInterface<StatusOrT> {
  public:
   explicit IsOkAndHoldsImpl(::testing::Matcher<const T&> inner)
       : inner_(std::move(inner)) {}
-  bool MatchAndExplain(StatusOrT arg,
-                       ::testing::MatchResultListener* listener) const override {
+  bool MatchAndExplain(
+      StatusOrT arg, ::testing::MatchResultListener* listener) const override {
     if (!arg.ok()) {
       *listener << "status is " << arg.status();
       return false;
