@@ -3,8 +3,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -22,13 +24,9 @@ namespace {
 
 struct ServeFlags {
   std::optional<std::string> config_file;
-  std::optional<std::string> data_dir;
-  std::optional<std::string> jobs_dir;
-  std::optional<std::string> listen;
-  std::optional<int> max_concurrent_runs;
-  std::optional<std::string> shutdown_grace;
-  std::optional<std::string> log_format;
-  std::optional<std::string> log_level;
+  // Settings given as flags, by name ("shutdown_grace" -> "30s"); read by
+  // config::ApplyFlags like the file's values.
+  std::map<std::string, std::string> settings;
 };
 
 // The configuration from every layer; InvalidArgument names the bad setting.
@@ -59,22 +57,8 @@ absl::StatusOr<config::DaemonConfig> Resolve(const ServeFlags& flags) {
       !s.ok()) {
     return s;
   }
-  if (flags.data_dir) c.data_dir = *flags.data_dir;
-  if (flags.jobs_dir) c.jobs_dir = *flags.jobs_dir;
-  if (flags.listen) c.listen = *flags.listen;
-  if (flags.max_concurrent_runs)
-    c.max_concurrent_runs = *flags.max_concurrent_runs;
-  if (flags.shutdown_grace) {
-    absl::Duration d;
-    if (!absl::ParseDuration(*flags.shutdown_grace, &d)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--shutdown-grace: \"", *flags.shutdown_grace,
-                       "\" is not a duration such as 30s"));
-    }
-    c.shutdown_grace = d;
-  }
-  if (flags.log_format) c.log_format = *flags.log_format;
-  if (flags.log_level) c.log_level = *flags.log_level;
+  if (absl::Status s = config::ApplyFlags(flags.settings, &c); !s.ok())
+    return s;
   if (absl::Status s = config::ValidateDaemonConfig(c); !s.ok()) return s;
   return c;
 }
@@ -160,26 +144,35 @@ void AddServeCommand(CLI::App& app, const Io& io, int* status) {
       "serve",
       "Run the scheduler daemon: jobs from YAML files (hot-reloaded), an "
       "embedded SQLite store, /metrics, /healthz and /readyz over HTTP. "
-      "SIGTERM/SIGINT stop it gracefully; SIGHUP reloads the job files.");
+      "SIGTERM/SIGINT stop it gracefully; SIGHUP reloads the configuration and "
+      "the job files.");
   serve->add_option("--config", flags->config_file,
                     "config file (default: $CHIME_CONFIG, else ./chime.yaml "
                     "when present)");
-  serve->add_option("--data-dir", flags->data_dir,
-                    "where the store lives (default ./chime-data)");
-  serve->add_option("--jobs-dir", flags->jobs_dir,
-                    "directory of job files, *.yaml (default ./jobs)");
-  serve->add_option("--listen", flags->listen,
-                    "HTTP address, host:port (default 127.0.0.1:8712; port 0 "
-                    "picks a free one, logged at start)");
-  serve->add_option("--max-concurrent-runs", flags->max_concurrent_runs,
-                    "attempts running at once (default 32)");
-  serve->add_option("--shutdown-grace", flags->shutdown_grace,
-                    "on SIGTERM, how long running attempts may finish before "
-                    "they are cancelled (default 30s)");
-  serve->add_option("--log-format", flags->log_format,
-                    "auto (text on a terminal, else JSON lines), json, text");
-  serve->add_option("--log-level", flags->log_level,
-                    "debug, info, warn, error (default info)");
+  // --data-dir sets data_dir, and so on.
+  const auto setting = [&](const std::string& key, const std::string& help) {
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    serve->add_option_function<std::string>(
+        flag, [flags, key](const std::string& v) { flags->settings[key] = v; },
+        help);
+  };
+  setting("data_dir", "where the store lives (default ./chime-data)");
+  setting("jobs_dir", "directory of job files, *.yaml (default ./jobs)");
+  setting("listen",
+          "HTTP address, host:port (default 127.0.0.1:8712; port 0 picks a "
+          "free one, logged at start)");
+  setting("max_concurrent_runs", "attempts running at once (default 32)");
+  setting("shutdown_grace",
+          "on SIGTERM, how long running attempts may finish before they are "
+          "cancelled (default 30s)");
+  setting("history_keep_per_job",
+          "finished runs kept per job (default 1000; 0 keeps all)");
+  setting("history_max_age",
+          "finished runs older than this are deleted (default 7d)");
+  setting("log_format",
+          "auto (text on a terminal, else JSON lines), json, text");
+  setting("log_level", "debug, info, warn, error (default info)");
   serve->callback([flags, &io, status] { *status = Serve(*flags, io); });
 }
 

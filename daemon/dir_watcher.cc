@@ -19,35 +19,23 @@ constexpr uint32_t kEvents = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
                              IN_CREATE | IN_DELETE | IN_DELETE_SELF |
                              IN_MOVE_SELF;
 
-absl::Status ErrnoError(int err, const std::string& what) {
-  const std::string text = absl::StrCat(what, ": ", std::strerror(err));
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      return absl::NotFoundError(text);
-    case EACCES:
-      return absl::PermissionDeniedError(text);
-    default:
-      return absl::InternalError(text);
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DirWatcher>> DirWatcher::Start(
     const std::string& dir, absl::Duration quiet, Callback changed) {
   const int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fd < 0) return ErrnoError(errno, "inotify_init1");
+  if (fd < 0) return absl::ErrnoToStatus(errno, "inotify_init1");
   if (inotify_add_watch(fd, dir.c_str(), kEvents | IN_ONLYDIR) < 0) {
     const int err = errno;
     close(fd);
-    return ErrnoError(err, absl::StrCat("cannot watch directory ", dir));
+    return absl::ErrnoToStatus(err,
+                               absl::StrCat("cannot watch directory ", dir));
   }
   const int stop = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (stop < 0) {
     const int err = errno;
     close(fd);
-    return ErrnoError(err, "eventfd");
+    return absl::ErrnoToStatus(err, "eventfd");
   }
   std::unique_ptr<DirWatcher> w(
       new DirWatcher(fd, stop, quiet, std::move(changed)));

@@ -1,5 +1,7 @@
 #include "src/config/daemon_config.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -122,27 +124,62 @@ absl::Status ApplyConfigFile(absl::string_view path, absl::string_view text,
   return absl::OkStatus();
 }
 
-absl::Status ApplyEnvironment(
-    const std::function<const char*(const char*)>& getenv,
-    DaemonConfig* config) {
+namespace {
+
+// Applies the settings `lookup` has a text for, each read as a YAML scalar
+// (so it means what it would in the file); a message names the setting as
+// `name` spells it instead of a position.
+absl::Status ApplyTexts(const std::function<const char*(const Key&)>& lookup,
+                        const std::function<std::string(const Key&)>& name,
+                        DaemonConfig* config) {
   DaemonConfig next = *config;
   for (const Key& key : kKeys) {
-    const char* text = getenv(key.env);
+    const char* text = lookup(key);
     if (text == nullptr) continue;
-    // The value is read as a YAML scalar, so it means what it would in the
-    // file; the message names the variable instead of a position.
     const internal::Node scalar = internal::Node::Scalar(text);
     const Value v{.node = &scalar, .path = ""};
     if (absl::Status s = key.read(v, &next); !s.ok()) {
       absl::string_view msg = s.message();
-      // ErrorAt's "<line>:<column>: " says nothing about a variable.
+      // ErrorAt's "<line>:<column>: " says nothing about a variable or flag.
       if (const size_t colon = msg.find(": "); colon != msg.npos)
         msg.remove_prefix(colon + 2);
-      return absl::InvalidArgumentError(absl::StrCat(key.env, ": ", msg));
+      return absl::InvalidArgumentError(absl::StrCat(name(key), ": ", msg));
     }
   }
   *config = std::move(next);
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyEnvironment(
+    const std::function<const char*(const char*)>& getenv,
+    DaemonConfig* config) {
+  return ApplyTexts([&](const Key& key) { return getenv(key.env); },
+                    [](const Key& key) { return std::string(key.env); },
+                    config);
+}
+
+absl::Status ApplyFlags(const std::map<std::string, std::string>& flags,
+                        DaemonConfig* config) {
+  for (const auto& [key, text] : flags) {
+    if (std::none_of(std::begin(kKeys), std::end(kKeys),
+                     [&](const Key& k) { return k.name == key; })) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", key, ": not a setting"));
+    }
+  }
+  return ApplyTexts(
+      [&](const Key& key) -> const char* {
+        auto it = flags.find(std::string(key.name));
+        return it == flags.end() ? nullptr : it->second.c_str();
+      },
+      [](const Key& key) {
+        std::string flag = absl::StrCat("--", key.name);
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        return flag;
+      },
+      config);
 }
 
 absl::Status ValidateDaemonConfig(const DaemonConfig& c) {

@@ -22,6 +22,7 @@
 #define CHIME_SRC_CONFIG_DAEMON_CONFIG_H_
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include "absl/status/status.h"
@@ -59,6 +60,12 @@ absl::Status ApplyConfigFile(absl::string_view path, absl::string_view text,
 absl::Status ApplyEnvironment(
     const std::function<const char*(const char*)>& getenv,
     DaemonConfig* config);
+
+// Applies command-line flags, by setting name ("shutdown_grace" -> text),
+// read as the file's values are ("1m30s", "7d"). InvalidArgument
+// "--shutdown-grace: <message>" leaves `config` unchanged.
+absl::Status ApplyFlags(const std::map<std::string, std::string>& flags,
+                        DaemonConfig* config);
 
 // Checks the values (also after flags): InvalidArgument naming the key.
 absl::Status ValidateDaemonConfig(const DaemonConfig& config);

@@ -96,6 +96,25 @@ TEST(DaemonConfigTest, EnvironmentOverridesAndNamesTheVariable) {
                        HasSubstr("CHIME_SHUTDOWN_GRACE: ")));
 }
 
+TEST(DaemonConfigTest, FlagsReadValuesAsTheFileDoesAndNameTheFlag) {
+  DaemonConfig c;
+  ASSERT_THAT(ApplyFlags({{"shutdown_grace", "1d"},
+                          {"max_concurrent_runs", "7"},
+                          {"data_dir", "/d"}},
+                         &c),
+              IsOk());
+  EXPECT_EQ(c.shutdown_grace, absl::Hours(24));
+  EXPECT_EQ(c.max_concurrent_runs, 7);
+  EXPECT_EQ(c.data_dir, "/d");
+  EXPECT_THAT(ApplyFlags({{"shutdown_grace", "soon"}}, &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--shutdown-grace: ")));
+  EXPECT_THAT(ApplyFlags({{"nope", "1"}}, &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--nope: not a setting")));
+  EXPECT_EQ(c.shutdown_grace, absl::Hours(24));  // unchanged by the failures
+}
+
 TEST(DaemonConfigTest, SplitHostPort) {
   std::string host;
   int port = -1;
