@@ -45,6 +45,8 @@
 #include "daemon/job_sync.h"
 #include "daemon/logger.h"
 #include "src/config/daemon_config.h"
+#include "src/core/packed_spec.h"
+#include "src/exec/shell_executor.h"
 #include "src/http/server.h"
 
 namespace chime::daemon {
@@ -67,7 +69,8 @@ class Daemon {
  private:
   Daemon(const config::DaemonConfig& config, Logger& log);
   absl::Status StartAll();
-  JobFunction MakeFunction(const JobSpec& spec);
+  // The function of a job read from a file: its executor, with metrics.
+  JobFunction MakeFunction(const JobSpec& spec, const core::PackedSpec& packed);
   http::Response Ready() const;
   // The retention thread: applies the history policy at start and every
   // check interval until Stop.
@@ -75,7 +78,7 @@ class Daemon {
 
   const config::DaemonConfig config_;
   Logger& log_;
-  std::string ledger_dir_;
+  exec::ShellOptions shell_options_;  // set by StartAll
   std::shared_ptr<Store> store_;
   // Declared in the order they may be destroyed last to first: the
   // scheduler's callbacks use the metrics, JobSync uses the scheduler, the

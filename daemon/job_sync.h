@@ -16,6 +16,9 @@
 // (by name) already defines is rejected as a whole, naming both places; the
 // last version of it that loaded stays in force if it does not clash too.
 //
+// Memory: per job in force, its packed spec (shared with the function made
+// for it) and where its file defines it -- the parsed files are not kept.
+//
 // Thread-safety: Apply and the accessors may be called from any thread; Apply
 // calls are serialized.
 #ifndef CHIME_DAEMON_JOB_SYNC_H_
@@ -27,19 +30,22 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "chime/job.h"
 #include "chime/scheduler.h"
 #include "daemon/logger.h"
 #include "src/config/job_file.h"
+#include "src/core/packed_spec.h"
 
 namespace chime::daemon {
 
 class JobSync {
  public:
   // Builds the function that carries out the attempts of `spec` (from its
-  // executor).
-  using MakeFunction = std::function<JobFunction(const JobSpec&)>;
+  // executor); `packed` is PackedSpec::Pack(spec), for the function to keep.
+  using MakeFunction = std::function<JobFunction(
+      const JobSpec& spec, const core::PackedSpec& packed)>;
 
   struct Report {
     int added = 0;
@@ -63,13 +69,28 @@ class JobSync {
   int NumJobs() const;
 
  private:
-  using Files = std::map<std::string, std::vector<config::FileJob>>;
+  // A job in force: its spec, packed (equal bytes = an unchanged job), and
+  // where its file defines it.
+  struct Entry {
+    core::PackedSpec packed;
+    int line = 0;
+    int column = 0;
+  };
+  using Files = std::map<std::string, std::vector<Entry>>;
+  // A job of a file version about to be put in force; `spec` points into a
+  // newly loaded file (null for a version kept from before).
+  struct Candidate {
+    JobKey key;
+    Entry entry;
+    const JobSpec* spec = nullptr;
+  };
+  using Chosen = std::map<std::string, std::vector<Candidate>>;
 
   // The file versions to put in force: the new ones that loaded, the last
   // good ones of those that did not; clashing keys rejected.
-  Files Choose(std::vector<config::FileResult>& files, Report& report)
+  Chosen Choose(const std::vector<config::FileResult>& files, Report& report)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Diff(const Files& chosen, Report& report)
+  void Diff(const Chosen& chosen, Report& report)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Scheduler& scheduler_;
@@ -77,9 +98,10 @@ class JobSync {
   Logger& log_;
   mutable absl::Mutex mu_;
   Files in_force_ ABSL_GUARDED_BY(mu_);  // path -> its jobs
-  // The jobs given to the scheduler: their specs, in in_force_ (null when
-  // unknown: a job whose removal failed).
-  std::map<JobKey, const JobSpec*> applied_ ABSL_GUARDED_BY(mu_);
+  // Jobs in force that the scheduler refused to add, and jobs in no file
+  // that it refused to remove: the next Apply tries again.
+  absl::flat_hash_set<JobKey> not_added_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<JobKey> not_removed_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> errors_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -27,7 +27,7 @@ class JobSyncTest : public ::testing::Test {
     scheduler_ = *driver::CreateScheduler(std::move(options));
     sync_ = std::make_unique<JobSync>(
         *scheduler_,
-        [this](const JobSpec& spec) {
+        [this](const JobSpec& spec, const core::PackedSpec&) {
           ++made_[spec.key.id];
           return [](const AttemptContext&) { return absl::OkStatus(); };
         },

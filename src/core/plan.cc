@@ -139,7 +139,7 @@ void Plan::ArmJob(Job& job, Now now) {
   if (job.timer_armed) wheel_.Cancel(job.timer);
   job.timer_armed = false;
   job.next_fire = job.source.Next(job.watermark);
-  if (job.spec.paused || job.removed || job.next_fire == absl::InfiniteFuture())
+  if (job.paused || job.removed || job.next_fire == absl::InfiniteFuture())
     return;
   const MonoTime at = now.mono + (job.next_fire - now.wall) - Lookahead(job);
   job.timer = SetTimer(TimerKind::kJob, job.slot, at);
@@ -265,7 +265,7 @@ void Plan::OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out) {
         out->actions.push_back(
             CancelAttemptAction{run.id, run.attempt, /*force=*/false});
         ArmRunTimer(run, TimerKind::kKill,
-                    now.mono + job_slots_[run.job_slot]->spec.timeout.grace);
+                    now.mono + job_slots_[run.job_slot]->policy->timeout.grace);
       }
       break;
     case TimerKind::kKill:

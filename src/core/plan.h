@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -66,6 +67,7 @@
 #include "chime/run_state.h"
 #include "src/core/fire_source.h"
 #include "src/core/misfire.h"
+#include "src/core/packed_spec.h"
 #include "src/core/ready_queue.h"
 #include "src/wheel/timing_wheel.h"
 
@@ -295,10 +297,14 @@ class Plan {
   // continues `resume->generation`; with a watermark, its fires after the
   // watermark that came due meanwhile (the scheduler was down) are decided at
   // once by the misfire policy, and every one ends recorded.
+  //
+  // `packed`, when not empty, is PackedSpec::Pack(spec) made by the caller:
+  // the Plan keeps it (shared, not copied) instead of packing again.
   absl::Status UpsertJob(const JobSpec& spec, FireSource source, Now now,
                          Output* out,
                          absl::Time requested = absl::InfiniteFuture(),
-                         const Resume* resume = nullptr);
+                         const Resume* resume = nullptr,
+                         PackedSpec packed = {});
   // Recovery, at-least-once delivery: starts lost run `lost` of job `key`
   // again, as soon as an execution slot allows (lost -> running, attempt
   // lost.attempt + 1, under this Plan's token), whatever the retry policy's
@@ -369,8 +375,13 @@ class Plan {
   // The next scheduled fire of a job (InfiniteFuture if none or paused).
   absl::Time NextFireTime(const JobKey& key) const;
   int64_t Generation(const JobKey& key) const;
-  // The job's spec as the Plan has it (paused included); null if unknown.
-  const JobSpec* Spec(const JobKey& key) const;
+  // The job's spec as the Plan has it (paused included); nullopt if unknown.
+  // Unpacked on each call (a few microseconds).
+  std::optional<JobSpec> Spec(const JobKey& key) const;
+  // The job's spec as given to UpsertJob (its `paused` as given there), and
+  // whether the job is paused now; null / false if unknown.
+  const PackedSpec* Packed(const JobKey& key) const;
+  bool IsPaused(const JobKey& key) const;
   // The job's watermark: fires of its current generation at or before it are
   // decided and are never decided again (InfinitePast if there is no such job).
   absl::Time Watermark(const JobKey& key) const;
@@ -386,6 +397,34 @@ class Plan {
  private:
   struct Job;
   struct Run;
+
+  // The policies the Plan applies to a job's fires and runs, interned:
+  // jobs with equal policies share one entry of policies_, so that a job's
+  // record stays small (most jobs of a deployment share a few policies).
+  struct Policy {
+    absl::Duration jitter;
+    MisfirePolicy misfire;
+    OverlapPolicy overlap;
+    RetryPolicy retry;
+    TimeoutPolicy timeout;
+    int priority = 0;
+
+    static Policy Of(const JobSpec& spec);
+    friend bool operator==(const Policy&, const Policy&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Policy& p) {
+      return H::combine(
+          std::move(h), p.jitter, p.misfire.action, p.misfire.threshold,
+          p.misfire.max_catchup, p.misfire.catchup_window, p.overlap.action,
+          p.overlap.max_buffered, p.retry.max_attempts, p.retry.initial_backoff,
+          p.retry.multiplier, p.retry.max_backoff, p.retry.max_retry_duration,
+          p.retry.retry_on_failure, p.retry.retry_on_timeout,
+          p.timeout.attempt_timeout, p.timeout.grace, p.priority);
+    }
+  };
+  // The interned copy of `spec`'s policy, counted; Release when dropped.
+  const Policy* AcquirePolicy(const JobSpec& spec);
+  void ReleasePolicy(const Policy* policy);
 
   // Timer ids in the wheel: kind in the top bits, index below.
   enum class TimerKind : uint64_t {
@@ -472,6 +511,9 @@ class Plan {
       job_slots_;  // index = timer index; null = free
   std::vector<uint32_t> free_job_slots_;
   absl::flat_hash_map<JobKey, uint32_t> jobs_;
+  // Interned policies and the number of jobs holding each (node map: the
+  // jobs point at its keys).
+  absl::node_hash_map<Policy, int64_t> policies_;
   // The last generation of each removed job: one entry per key ever removed.
   absl::flat_hash_map<JobKey, int64_t> retired_generations_;
   absl::flat_hash_map<RunId, std::unique_ptr<Run>> runs_;

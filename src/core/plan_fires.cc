@@ -17,15 +17,14 @@ namespace chime::core {
 void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
   job.timer_armed = false;
   const DueFires due =
-      DecideDueFires(job.source, job.watermark, now.wall, job.spec.misfire,
+      DecideDueFires(job.source, job.watermark, now.wall, job.policy->misfire,
                      now.wall + Lookahead(job));
   for (const MissedRange& range : due.missed) AddMissed(job, range, persist);
   if (due.watermark != job.watermark) {
     job.watermark = due.watermark;
-    persist->watermarks.push_back(
-        {job.spec.key, job.generation, job.watermark});
+    persist->watermarks.push_back({job.key, job.generation, job.watermark});
   }
-  const OverlapAction overlap = job.spec.overlap.action;
+  const OverlapAction overlap = job.policy->overlap.action;
   if (due.run.size() > 1 &&
       (overlap == OverlapAction::kSkip || overlap == OverlapAction::kReplace)) {
     // Several fires came due at once (after downtime or a forward clock step)
@@ -51,14 +50,14 @@ void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
 void Plan::AddMissed(Job& job, const MissedRange& range,
                      PersistAction* persist) {
   counters_.fires_missed[range.reason] += range.count;
-  persist->missed.push_back({job.spec.key, job.generation, range});
+  persist->missed.push_back({job.key, job.generation, range});
 }
 
 Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
                         PersistAction* persist) {
   auto run = std::make_unique<Run>();
   run->id = next_run_++;
-  run->fire = FireKey{job.spec.key, job.generation, scheduled, manual};
+  run->fire = FireKey{job.key, job.generation, scheduled, manual};
   run->job_slot = job.slot;
   Run& r = *run;
   runs_.emplace(r.id, std::move(run));
@@ -77,7 +76,7 @@ void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
     AddMissed(job, MissedRange{scheduled, scheduled, 1, false, reason},
               persist);
   };
-  const OverlapPolicy& policy = job.spec.overlap;
+  const OverlapPolicy& policy = job.policy->overlap;
   const bool busy = job.active > 0;
   if (busy) {
     switch (policy.action) {
@@ -124,7 +123,7 @@ void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
             // kill timer.)
             if (!old.timed_out) {
               ArmRunTimer(old, TimerKind::kKill,
-                          now.mono + job.spec.timeout.grace);
+                          now.mono + job.policy->timeout.grace);
             }
           }
         }
@@ -144,7 +143,7 @@ void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
 }
 
 absl::Duration Plan::Lookahead(const Job& job) const {
-  return job.spec.overlap.action == OverlapAction::kAllow
+  return job.policy->overlap.action == OverlapAction::kAllow
              ? options_.lookahead
              : absl::ZeroDuration();
 }

@@ -16,9 +16,33 @@
 
 namespace chime::core {
 
+Plan::Policy Plan::Policy::Of(const JobSpec& spec) {
+  return Policy{.jitter = spec.jitter,
+                .misfire = spec.misfire,
+                .overlap = spec.overlap,
+                .retry = spec.retry,
+                .timeout = spec.timeout,
+                .priority = spec.priority};
+}
+
+const Plan::Policy* Plan::AcquirePolicy(const JobSpec& spec) {
+  auto [it, inserted] = policies_.try_emplace(Policy::Of(spec), 0);
+  ++it->second;
+  return &it->first;
+}
+
+void Plan::ReleasePolicy(const Policy* policy) {
+  if (policy == nullptr) return;
+  auto it = policies_.find(*policy);
+  if (it == policies_.end())
+    PlanInvariantViolated("released an unknown policy");
+  if (--it->second == 0) policies_.erase(it);
+}
+
 void Plan::FreeSlotIfDone(uint32_t slot) {
   const std::unique_ptr<Job>& job = job_slots_[slot];
   if (job == nullptr || !job->removed || !job->runs.empty()) return;
+  ReleasePolicy(job->policy);
   job_slots_[slot].reset();
   free_job_slots_.push_back(slot);
 }
@@ -39,8 +63,9 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
 
 absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
                              Output* out, absl::Time requested,
-                             const Resume* resume) {
+                             const Resume* resume, PackedSpec packed) {
   const absl::Time since = std::min(requested, now.wall);
+  if (packed.empty()) packed = PackedSpec::Pack(spec);
   Step(now, out);
   PersistAction persist;
   auto it = jobs_.find(spec.key);
@@ -54,7 +79,10 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
       job_slots_.emplace_back();
     }
     auto job = std::make_unique<Job>();
-    job->spec = spec;
+    job->key = spec.key;
+    job->packed = std::move(packed);
+    job->policy = AcquirePolicy(spec);
+    job->paused = spec.paused;
     job->source = std::move(source);
     job->slot = slot;
     // A job added again after removal continues its generations, so its fires
@@ -87,13 +115,16 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     ArmJob(*job_slots_[slot], now);
   } else {
     Job& job = *job_slots_[it->second];
-    const bool schedule_changed = job.spec.trigger != spec.trigger ||
-                                  job.spec.start != spec.start ||
-                                  job.spec.end != spec.end;
-    const bool was_paused = job.spec.paused;
-    job.spec = spec;
+    const JobSpec old = job.packed.Unpack();
+    const bool schedule_changed = old.trigger != spec.trigger ||
+                                  old.start != spec.start ||
+                                  old.end != spec.end;
     // Pausing goes through PauseJob/ResumeJob below, which record the misses.
-    job.spec.paused = was_paused;
+    const bool was_paused = job.paused;
+    job.packed = std::move(packed);
+    const Policy* policy = AcquirePolicy(spec);
+    ReleasePolicy(job.policy);
+    job.policy = policy;
     if (schedule_changed) {
       // Fires of the old schedule that came due while paused are recorded now,
       // under the old generation: resuming looks only at the new schedule.
@@ -106,7 +137,7 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
       // backward clock step): FireKeys carry the generation, so nothing can
       // collide, and nothing of the new schedule is covered without a record.
       job.watermark = since;
-      persist.watermarks.push_back({job.spec.key, job.generation, since});
+      persist.watermarks.push_back({job.key, job.generation, since});
       // Buffered fires of the old schedule are dropped. FinishRun takes each
       // out of the buffer.
       while (!job.buffered.empty()) {
@@ -137,7 +168,7 @@ absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out,
   Job& job = *found;
   // Fires that came due while the job was paused get their record now: no
   // resume will come.
-  if (job.spec.paused) {
+  if (job.paused) {
     PersistAction persist;
     RecordPausedMisses(job, now, &persist);
     FlushPersist(std::move(persist), now, out);
@@ -169,8 +200,8 @@ absl::Status Plan::PauseJob(const JobKey& key, Now now, Output* out) {
   ASSIGN_OR_RETURN(Job * found, FindJob(key));
   Step(now, out);
   Job& job = *found;
-  if (job.spec.paused) return absl::OkStatus();
-  job.spec.paused = true;
+  if (job.paused) return absl::OkStatus();
+  job.paused = true;
   CancelDecidedAhead(job, "job paused", now, out);
   ArmJob(job, now);
   Step(now, out);
@@ -181,8 +212,8 @@ absl::Status Plan::ResumeJob(const JobKey& key, Now now, Output* out) {
   ASSIGN_OR_RETURN(Job * found, FindJob(key));
   Step(now, out);
   Job& job = *found;
-  if (!job.spec.paused) return absl::OkStatus();
-  job.spec.paused = false;
+  if (!job.paused) return absl::OkStatus();
+  job.paused = false;
   PersistAction persist;
   RecordPausedMisses(job, now, &persist);
   job.watermark = std::max(job.watermark, now.wall);
@@ -200,8 +231,7 @@ void Plan::RecordPausedMisses(Job& job, Now now, PersistAction* persist) {
     AddMissed(job, CountRange(job.source, first, last, MissReason::kPaused),
               persist);
     job.watermark = last;
-    persist->watermarks.push_back(
-        {job.spec.key, job.generation, job.watermark});
+    persist->watermarks.push_back({job.key, job.generation, job.watermark});
   }
 }
 
@@ -237,17 +267,31 @@ absl::Time Plan::NextFireTime(const JobKey& key) const {
   auto it = jobs_.find(key);
   if (it == jobs_.end()) return absl::InfiniteFuture();
   const Job& job = *job_slots_[it->second];
-  return job.spec.paused ? absl::InfiniteFuture() : job.next_fire;
+  return job.paused ? absl::InfiniteFuture() : job.next_fire;
 }
 
-const JobSpec* Plan::Spec(const JobKey& key) const {
+std::optional<JobSpec> Plan::Spec(const JobKey& key) const {
   auto it = jobs_.find(key);
-  return it == jobs_.end() ? nullptr : &job_slots_[it->second]->spec;
+  if (it == jobs_.end()) return std::nullopt;
+  const Job& job = *job_slots_[it->second];
+  JobSpec spec = job.packed.Unpack();
+  spec.paused = job.paused;
+  return spec;
+}
+
+const PackedSpec* Plan::Packed(const JobKey& key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? nullptr : &job_slots_[it->second]->packed;
+}
+
+bool Plan::IsPaused(const JobKey& key) const {
+  auto it = jobs_.find(key);
+  return it != jobs_.end() && job_slots_[it->second]->paused;
 }
 
 size_t Plan::num_paused_jobs() const {
   size_t n = 0;
-  for (const auto& [key, slot] : jobs_) n += job_slots_[slot]->spec.paused;
+  for (const auto& [key, slot] : jobs_) n += job_slots_[slot]->paused;
   return n;
 }
 

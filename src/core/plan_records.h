@@ -19,7 +19,10 @@ namespace chime::core {
 [[noreturn]] void PlanInvariantViolated(const std::string& what);
 
 struct Plan::Job {
-  JobSpec spec;
+  JobKey key;
+  PackedSpec packed;               // the spec as given (see Plan::Packed)
+  const Policy* policy = nullptr;  // interned (AcquirePolicy)
+  bool paused = false;
   FireSource source;
   uint32_t slot = 0;
   int64_t generation = 1;

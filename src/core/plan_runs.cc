@@ -90,11 +90,11 @@ void Plan::SetJitter(Job& job, Run& run, Now now) {
   // A manual fire starts now (its scheduled time may be a millisecond or two
   // later, to keep FireKeys unique); a scheduled one at its time.
   run.start_wall = run.fire.manual ? now.wall : run.fire.scheduled_time;
-  if (job.spec.jitter > absl::ZeroDuration() && !run.fire.manual) {
+  if (job.policy->jitter > absl::ZeroDuration() && !run.fire.manual) {
     // The run starts at a uniformly random point of [scheduled, scheduled +
     // jitter].
     std::uniform_int_distribution<int64_t> dist(
-        0, absl::ToInt64Milliseconds(job.spec.jitter));
+        0, absl::ToInt64Milliseconds(job.policy->jitter));
     run.start_wall += absl::Milliseconds(dist(rng_));
   }
   SetNotBefore(run, now);
@@ -166,7 +166,7 @@ void Plan::EnqueueReady(Run& run, Now now) {
   }
   DisarmRunTimer(run);  // re-timed after a clock step: its delay is over
   const Job& job = *job_slots_[run.job_slot];
-  ready_.Push(ReadyRun{run.id, job.spec.key.name_space, job.spec.priority,
+  ready_.Push(ReadyRun{run.id, job.key.name_space, job.policy->priority,
                        run.fire.scheduled_time});
   run.in_queue = true;
 }
@@ -242,9 +242,9 @@ void Plan::BeginAttempt(Run& run, Now now) {
   // (A resumed lost run set first_start when it was resumed.)
   if (run.attempt == 1) run.first_start = now.mono;
   const Job& job = *job_slots_[run.job_slot];
-  if (job.spec.timeout.attempt_timeout != absl::InfiniteDuration()) {
+  if (job.policy->timeout.attempt_timeout != absl::InfiniteDuration()) {
     ArmRunTimer(run, TimerKind::kTimeout,
-                now.mono + job.spec.timeout.attempt_timeout);
+                now.mono + job.policy->timeout.attempt_timeout);
   }
 }
 
@@ -312,7 +312,7 @@ void Plan::OnAttemptFinished(const AttemptFinishedEvent& e, Now now,
     return FinishRun(run, RunState::kCancelled,
                      e.detail.empty() ? "cancelled" : e.detail, now, out);
   }
-  const RetryPolicy& retry = job.spec.retry;
+  const RetryPolicy& retry = job.policy->retry;
   std::string why =
       outcome == AttemptOutcome::kTimedOut ? "timed out" : e.detail;
   if (outcome == AttemptOutcome::kTimedOut) ++counters_.timeouts;

@@ -107,7 +107,7 @@ absl::Status SchedulerImpl::AddJob(const JobSpec& spec, JobFunction fn) {
   // the scheduler thread only applies the job, after every earlier command.
   absl::StatusOr<core::FireSource> source = core::FireSource::Validate(spec);
   if (!source.ok()) return source.status();
-  PendingAdd add{spec, *std::move(source),
+  PendingAdd add{spec, core::PackedSpec::Pack(spec), *std::move(source),
                  std::make_shared<const JobFunction>(std::move(fn)),
                  clock_.Now()};
   {
@@ -133,9 +133,9 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
     resume = ResumeFor(stored.mapped(), add.spec);
   // The store learns of the job (and its JobId) before any of its fires.
   core::Output& out = Scratch();
-  absl::Status s =
-      plan_.UpsertJob(add.spec, std::move(add.source), now, &out, add.requested,
-                      resume.has_value() ? &*resume : nullptr);
+  absl::Status s = plan_.UpsertJob(
+      add.spec, std::move(add.source), now, &out, add.requested,
+      resume.has_value() ? &*resume : nullptr, std::move(add.packed));
   if (!s.ok()) Die(absl::StrCat("a validated job was refused: ", s.ToString()));
   StoreJob(key);
   Absorb(out, false);
@@ -164,9 +164,9 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
 
 void SchedulerImpl::StoreJob(const JobKey& key) {
   if (writer_ == nullptr) return;
-  const JobSpec* spec = plan_.Spec(key);
+  const core::PackedSpec* spec = plan_.Packed(key);
   if (spec == nullptr) Die(absl::StrCat("no job ", key.ToString()));
-  writer_->PutJob(*spec, plan_.Generation(key));
+  writer_->PutJob(*spec, plan_.IsPaused(key), plan_.Generation(key));
 }
 
 absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {

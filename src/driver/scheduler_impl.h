@@ -109,6 +109,7 @@ class SchedulerImpl final : public Scheduler {
   // for the scheduler thread.
   struct PendingAdd {
     JobSpec spec;
+    core::PackedSpec packed;  // of spec
     core::FireSource source;
     std::shared_ptr<const JobFunction> fn;
     absl::Time requested;  // wall time of the AddJob call

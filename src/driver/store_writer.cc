@@ -69,8 +69,9 @@ void StoreWriter::Enqueue(Item item) {
   if (first) cv_.notify_one();
 }
 
-void StoreWriter::PutJob(const JobSpec& spec, int64_t generation) {
-  Enqueue(PutJobItem{spec, generation});
+void StoreWriter::PutJob(core::PackedSpec spec, bool paused,
+                         int64_t generation) {
+  Enqueue(PutJobItem{std::move(spec), paused, generation});
 }
 
 void StoreWriter::DeleteJob(const JobKey& key) { Enqueue(DeleteJobItem{key}); }
@@ -211,8 +212,11 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
   absl::flat_hash_set<JobKey> keys;  // one write per job per call
   for (; i < items.size(); ++i) {
     auto* put = std::get_if<PutJobItem>(&items[i]);
-    if (put == nullptr || !keys.insert(put->spec.key).second) break;
-    writes.push_back(JobWrite{std::move(put->spec), kAnyRevision});
+    if (put == nullptr) break;
+    JobSpec spec = put->spec.Unpack();
+    if (!keys.insert(spec.key).second) break;
+    spec.paused = put->paused;
+    writes.push_back(JobWrite{std::move(spec), kAnyRevision});
     generations.push_back(put->generation);
   }
   if (failed_) return i;

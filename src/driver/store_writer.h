@@ -92,9 +92,10 @@ class StoreWriter {
   StoreWriter(const StoreWriter&) = delete;
   StoreWriter& operator=(const StoreWriter&) = delete;
 
-  // Creates or replaces the job; the store must answer with `generation` (the
-  // Plan's), or it is fatal.
-  void PutJob(const JobSpec& spec, int64_t generation);
+  // Creates or replaces the job `spec` (its `paused` replaced by `paused`);
+  // the store must answer with `generation` (the Plan's), or it is fatal.
+  // The spec is unpacked on the writer thread.
+  void PutJob(core::PackedSpec spec, bool paused, int64_t generation);
   void DeleteJob(const JobKey& key);
   void Persist(core::PersistAction batch);
   // `output`, `exit_code`: the ending attempt's (t.from == running), kept
@@ -121,7 +122,8 @@ class StoreWriter {
 
  private:
   struct PutJobItem {
-    JobSpec spec;
+    core::PackedSpec spec;
+    bool paused = false;
     int64_t generation = 0;
   };
   struct DeleteJobItem {

@@ -55,7 +55,7 @@ TEST(StoreWriterTest,
   // Hold the writer in a first write so that both batches queue behind it
   // and are merged into one ClaimFires.
   store.SetDelay(absl::Seconds(1), &clock);
-  writer.PutJob(spec, 1);
+  writer.PutJob(core::PackedSpec::Pack(spec), spec.paused, 1);
   ASSERT_TRUE(clock.BlockUntilWaiters(1));
   writer.Persist(OneClaim(1, taken, 1));
   writer.Persist(OneClaim(2, free, 2));

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "src/core/packed_spec.h"
 #include "src/store/store_util.h"
 
 namespace chime::store {
@@ -131,8 +132,15 @@ class Reader {
 }  // namespace
 
 std::string EncodeJobSpec(const JobSpec& spec) {
+  std::string out(1, kJobSpecFormat);
+  const core::PackedSpec packed = core::PackedSpec::Pack(spec);
+  out.append(packed.bytes().data(), packed.bytes().size());
+  return out;
+}
+
+std::string EncodeJobSpecFormat2(const JobSpec& spec) {
   Writer w;
-  w.Byte(kJobSpecFormat);
+  w.Byte(2);
   w.Str(spec.key.name_space);
   w.Str(spec.key.id);
   const Trigger& t = spec.trigger;
@@ -198,6 +206,14 @@ absl::StatusOr<JobSpec> DecodeJobSpec(absl::string_view bytes) {
     return absl::DataLossError(absl::StrCat(
         "job spec: format ", format, " is unknown (this binary reads formats ",
         "1 to ", static_cast<int>(kJobSpecFormat), ")"));
+  }
+  if (format == 3) {
+    absl::StatusOr<JobSpec> spec = core::PackedSpec::Decode(bytes.substr(1));
+    if (!spec.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("job spec: ", spec.status().message()));
+    }
+    return spec;
   }
   JobSpec spec;
   spec.key.name_space = r.Str();

@@ -18,6 +18,7 @@
 #include "chime/clock.h"
 #include "chime/job.h"
 #include "chime/store_types.h"
+#include "src/time/nanos.h"
 
 namespace chime::store {
 
@@ -41,12 +42,11 @@ std::string JobKeyString(const JobKey& key);
 // "job 7 generation 3 at 2026-01-01T00:00:00Z" (" manual").
 std::string FireRefString(const FireRef& fire);
 
-// Wall times as int64 nanoseconds since the Unix epoch, infinities as the
-// int64 extremes (for encodings and SQL columns).
-int64_t TimeToNanos(absl::Time t);
-absl::Time NanosToTime(int64_t ns);
-int64_t DurationToNanos(absl::Duration d);
-absl::Duration NanosToDuration(int64_t ns);
+// Wall times as int64 nanoseconds (src/time/nanos.h).
+using time::DurationToNanos;
+using time::NanosToDuration;
+using time::NanosToTime;
+using time::TimeToNanos;
 
 // DeadlineExceeded (nothing done) once the deadline has passed.
 absl::Status CheckDeadline(const Clock& clock, MonoTime deadline);

@@ -1,0 +1,383 @@
+#include "src/core/packed_spec.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "src/time/nanos.h"
+
+namespace chime::core {
+
+struct PackedSpec::Rep {
+  std::atomic<uint32_t> refs{1};
+  uint32_t size = 0;
+  char* data() { return reinterpret_cast<char*>(this + 1); }
+};
+
+namespace {
+
+const JobSpec& Defaults() {
+  static const JobSpec* const kDefaults = new JobSpec();
+  return *kDefaults;
+}
+
+// Calls v(number, field, default) for every field of JobSpec in number
+// order; `S` is JobSpec or const JobSpec. The numbers are the format: never
+// reuse or renumber one; a new field takes the next.
+template <typename S, typename V>
+void VisitFields(S& s, V& v) {
+  const JobSpec& d = Defaults();
+  v(1, s.key.name_space, d.key.name_space);
+  v(2, s.key.id, d.key.id);
+  v(3, s.trigger.kind, d.trigger.kind);
+  v(4, s.trigger.expression, d.trigger.expression);
+  v(5, s.trigger.zone, d.trigger.zone);
+  v(6, s.trigger.dialect, d.trigger.dialect);
+  v(7, s.trigger.day_match, d.trigger.day_match);
+  v(8, s.trigger.dst.gap, d.trigger.dst.gap);
+  v(9, s.trigger.dst.repeat, d.trigger.dst.repeat);
+  v(10, s.trigger.at, d.trigger.at);
+  v(11, s.start, d.start);
+  v(12, s.end, d.end);
+  v(13, s.jitter, d.jitter);
+  v(14, s.misfire.action, d.misfire.action);
+  v(15, s.misfire.threshold, d.misfire.threshold);
+  v(16, s.misfire.max_catchup, d.misfire.max_catchup);
+  v(17, s.misfire.catchup_window, d.misfire.catchup_window);
+  v(18, s.overlap.action, d.overlap.action);
+  v(19, s.overlap.max_buffered, d.overlap.max_buffered);
+  v(20, s.retry.max_attempts, d.retry.max_attempts);
+  v(21, s.retry.initial_backoff, d.retry.initial_backoff);
+  v(22, s.retry.multiplier, d.retry.multiplier);
+  v(23, s.retry.max_backoff, d.retry.max_backoff);
+  v(24, s.retry.max_retry_duration, d.retry.max_retry_duration);
+  v(25, s.retry.retry_on_failure, d.retry.retry_on_failure);
+  v(26, s.retry.retry_on_timeout, d.retry.retry_on_timeout);
+  v(27, s.timeout.attempt_timeout, d.timeout.attempt_timeout);
+  v(28, s.timeout.grace, d.timeout.grace);
+  v(29, s.delivery, d.delivery);
+  v(30, s.priority, d.priority);
+  v(31, s.labels, d.labels);
+  v(32, s.paused, d.paused);
+  const ExecutorSpec& de = d.executor;
+  auto& e = s.executor;
+  v(33, e.kind, de.kind);
+  v(34, e.shell.argv, de.shell.argv);
+  v(35, e.shell.command, de.shell.command);
+  v(36, e.shell.working_dir, de.shell.working_dir);
+  v(37, e.shell.env, de.shell.env);
+  v(38, e.shell.user, de.shell.user);
+  v(39, e.shell.group, de.shell.group);
+  v(40, e.shell.output_limit, de.shell.output_limit);
+  v(41, e.http.method, de.http.method);
+  v(42, e.http.url, de.http.url);
+  v(43, e.http.headers, de.http.headers);
+  v(44, e.http.body, de.http.body);
+  v(45, e.http.verify_tls, de.http.verify_tls);
+  v(46, e.http.success_statuses, de.http.success_statuses);
+  v(47, e.http.connect_timeout, de.http.connect_timeout);
+  v(48, e.http.response_limit, de.http.response_limit);
+}
+
+// The last enumerator of each enum (a new one goes last).
+constexpr auto Last(Trigger::Kind) { return Trigger::Kind::kAt; }
+constexpr auto Last(cron::Dialect) { return cron::Dialect::kQuartz; }
+constexpr auto Last(cron::DayMatch) { return cron::DayMatch::kAll; }
+constexpr auto Last(cron::GapPolicy) { return cron::GapPolicy::kSkip; }
+constexpr auto Last(cron::RepeatPolicy) { return cron::RepeatPolicy::kTwice; }
+constexpr auto Last(MisfireAction) { return MisfireAction::kRunAll; }
+constexpr auto Last(OverlapAction) { return OverlapAction::kReplace; }
+constexpr auto Last(Delivery) { return Delivery::kAtLeastOnce; }
+constexpr auto Last(ExecutorSpec::Kind) { return ExecutorSpec::Kind::kHttp; }
+
+uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+int64_t UnZigZag(uint64_t u) {
+  return static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1);
+}
+
+class Packer {
+ public:
+  template <typename T>
+  void operator()(int number, const T& value, const T& default_value) {
+    if (value == default_value) return;
+    Varint(static_cast<uint64_t>(number));
+    Put(value);
+  }
+  std::string& out() { return out_; }
+
+ private:
+  void Varint(uint64_t u) {
+    while (u >= 0x80) {
+      out_.push_back(static_cast<char>((u & 0x7f) | 0x80));
+      u >>= 7;
+    }
+    out_.push_back(static_cast<char>(u));
+  }
+  void Put(int64_t v) { Varint(ZigZag(v)); }
+  void Put(int v) { Put(int64_t{v}); }
+  void Put(bool v) { Varint(v ? 1 : 0); }
+  void Put(double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    for (int i = 0; i < 8; ++i)
+      out_.push_back(static_cast<char>(bits >> (8 * i)));
+  }
+  void Put(absl::Duration d) { Put(time::DurationToNanos(d)); }
+  void Put(absl::Time t) { Put(time::TimeToNanos(t)); }
+  void Put(const std::string& s) {
+    Varint(s.size());
+    out_.append(s);
+  }
+  void Put(const std::vector<std::string>& list) {
+    Varint(list.size());
+    for (const std::string& s : list) Put(s);
+  }
+  void Put(const std::map<std::string, std::string>& map) {
+    Varint(map.size());
+    for (const auto& [k, v] : map) {
+      Put(k);
+      Put(v);
+    }
+  }
+  void Put(const std::vector<std::pair<int, int>>& ranges) {
+    Varint(ranges.size());
+    for (const auto& [lo, hi] : ranges) {
+      Put(lo);
+      Put(hi);
+    }
+  }
+  template <typename E>
+  requires std::is_enum_v<E>
+  void Put(E e) { Varint(static_cast<uint64_t>(e)); }
+
+  std::string out_;
+};
+
+// Reads the fields present, in number order, as VisitFields offers them.
+// The first problem sticks; done() says whether everything was read.
+class Unpacker {
+ public:
+  explicit Unpacker(absl::string_view in) : in_(in) { NextNumber(); }
+
+  template <typename T>
+  void operator()(int number, T& value, const T&) {
+    if (!error_.empty() || next_ != number) return;
+    Get(value);
+    NextNumber();
+  }
+  // OK when every byte was read as a known field.
+  absl::Status Done() {
+    if (error_.empty() && next_ != 0) {
+      Fail(absl::StrCat("field ", next_, " is unknown or out of order"));
+    }
+    if (error_.empty()) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("packed job spec: ", error_));
+  }
+
+ private:
+  void Fail(std::string what) {
+    if (error_.empty()) error_ = std::move(what);
+  }
+  uint64_t Varint() {
+    uint64_t u = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (in_.empty()) {
+        Fail(absl::StrCat("field ", current_, " is cut short"));
+        return 0;
+      }
+      const uint8_t b = static_cast<uint8_t>(in_[0]);
+      in_.remove_prefix(1);
+      u |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return u;
+    }
+    Fail(absl::StrCat("field ", current_, ": a varint is too long"));
+    return 0;
+  }
+  void NextNumber() {
+    if (!error_.empty()) return;
+    if (in_.empty()) {
+      next_ = 0;
+      return;
+    }
+    const uint64_t n = Varint();
+    if (n <= static_cast<uint64_t>(current_) || n > 1000) {
+      Fail(absl::StrCat("field ", n, " after field ", current_));
+      return;
+    }
+    current_ = next_ = static_cast<int>(n);
+  }
+  void Get(int64_t& v) { v = UnZigZag(Varint()); }
+  void Get(int& v) {
+    const int64_t wide = UnZigZag(Varint());
+    if (wide < std::numeric_limits<int>::min() ||
+        wide > std::numeric_limits<int>::max()) {
+      Fail(absl::StrCat("field ", current_, ": ", wide, " is out of range"));
+    }
+    v = static_cast<int>(wide);
+  }
+  void Get(bool& v) {
+    const uint64_t u = Varint();
+    if (u > 1) Fail(absl::StrCat("field ", current_, ": not a bool"));
+    v = u == 1;
+  }
+  void Get(double& v) {
+    if (in_.size() < 8) {
+      Fail(absl::StrCat("field ", current_, " is cut short"));
+      return;
+    }
+    uint64_t bits = 0;
+    for (int i = 0; i < 8; ++i)
+      bits |= static_cast<uint64_t>(static_cast<uint8_t>(in_[i])) << (8 * i);
+    in_.remove_prefix(8);
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  void Get(absl::Duration& d) {
+    int64_t ns = 0;
+    Get(ns);
+    d = time::NanosToDuration(ns);
+  }
+  void Get(absl::Time& t) {
+    int64_t ns = 0;
+    Get(ns);
+    t = time::NanosToTime(ns);
+  }
+  void Get(std::string& s) {
+    const uint64_t n = Varint();
+    if (n > in_.size()) {
+      Fail(absl::StrCat("field ", current_, " is cut short"));
+      return;
+    }
+    s.assign(in_.data(), n);
+    in_.remove_prefix(n);
+  }
+  // A list's count is bounded by the bytes left (each item takes one or more).
+  uint64_t Count() {
+    const uint64_t n = Varint();
+    if (n > in_.size()) {
+      Fail(absl::StrCat("field ", current_, " is cut short"));
+      return 0;
+    }
+    return n;
+  }
+  void Get(std::vector<std::string>& list) {
+    list.clear();
+    for (uint64_t i = 0, n = Count(); i < n && error_.empty(); ++i)
+      Get(list.emplace_back());
+  }
+  void Get(std::map<std::string, std::string>& map) {
+    map.clear();
+    for (uint64_t i = 0, n = Count(); i < n && error_.empty(); ++i) {
+      std::string k;
+      Get(k);
+      Get(map[std::move(k)]);
+    }
+  }
+  void Get(std::vector<std::pair<int, int>>& ranges) {
+    ranges.clear();
+    for (uint64_t i = 0, n = Count(); i < n && error_.empty(); ++i) {
+      auto& [lo, hi] = ranges.emplace_back();
+      Get(lo);
+      Get(hi);
+    }
+  }
+  template <typename E>
+  requires std::is_enum_v<E>
+  void Get(E& e) {
+    const uint64_t u = Varint();
+    if (u > static_cast<uint64_t>(Last(E{}))) {
+      Fail(absl::StrCat("field ", current_, ": ", u, " is not a known value"));
+      return;
+    }
+    e = static_cast<E>(u);
+  }
+
+  absl::string_view in_;
+  int current_ = 0;  // the field being read
+  int next_ = 0;     // the next field's number; 0 at the end
+  std::string error_;
+};
+
+}  // namespace
+
+PackedSpec::PackedSpec(const PackedSpec& other) : rep_(other.rep_) {
+  if (rep_ != nullptr) rep_->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+PackedSpec::PackedSpec(PackedSpec&& other) noexcept
+    : rep_(std::exchange(other.rep_, nullptr)) {}
+
+PackedSpec& PackedSpec::operator=(PackedSpec other) noexcept {
+  std::swap(rep_, other.rep_);
+  return *this;
+}
+
+PackedSpec::~PackedSpec() {
+  if (rep_ == nullptr ||
+      rep_->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    return;
+  }
+  rep_->~Rep();
+  ::operator delete(rep_);
+}
+
+PackedSpec PackedSpec::FromTrustedBytes(absl::string_view bytes) {
+  void* memory = ::operator new(sizeof(Rep) + bytes.size());
+  Rep* rep = new (memory) Rep();
+  rep->size = static_cast<uint32_t>(bytes.size());
+  if (!bytes.empty()) std::memcpy(rep->data(), bytes.data(), bytes.size());
+  return PackedSpec(rep);
+}
+
+PackedSpec PackedSpec::Pack(const JobSpec& spec) {
+  Packer packer;
+  VisitFields(spec, packer);
+  return FromTrustedBytes(packer.out());
+}
+
+absl::StatusOr<JobSpec> PackedSpec::Decode(absl::string_view bytes) {
+  JobSpec spec;
+  Unpacker unpacker(bytes);
+  VisitFields(spec, unpacker);
+  if (absl::Status s = unpacker.Done(); !s.ok()) return s;
+  return spec;
+}
+
+absl::StatusOr<PackedSpec> PackedSpec::FromBytes(absl::string_view bytes) {
+  absl::StatusOr<JobSpec> spec = Decode(bytes);
+  if (!spec.ok()) return spec.status();
+  return FromTrustedBytes(bytes);
+}
+
+JobSpec PackedSpec::Unpack() const {
+  absl::StatusOr<JobSpec> spec = Decode(bytes());
+  // Pack or FromBytes made the bytes; a failure here is memory corruption.
+  if (!spec.ok()) std::abort();
+  return *std::move(spec);
+}
+
+JobKey PackedSpec::Key() const {
+  JobKey key;
+  const JobSpec& d = Defaults();
+  Unpacker unpacker(bytes());
+  unpacker(1, key.name_space, d.key.name_space);
+  unpacker(2, key.id, d.key.id);
+  return key;
+}
+
+absl::string_view PackedSpec::bytes() const {
+  if (rep_ == nullptr) return {};
+  return absl::string_view(rep_->data(), rep_->size);
+}
+
+}  // namespace chime::core
