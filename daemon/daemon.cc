@@ -169,7 +169,7 @@ absl::Status Daemon::StartAll() {
   ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));
   Reload();
   RETURN_IF_ERROR(scheduler_->Start());
-  retention_ = std::thread([this] { PruneHistory(); });
+  housekeeping_ = std::thread([this] { Housekeeping(); });
   absl::StatusOr<std::unique_ptr<DirWatcher>> watcher = DirWatcher::Start(
       config_.jobs_dir, kReloadQuiet, [this](bool still_watching) {
         if (still_watching) {
@@ -210,8 +210,14 @@ JobSync::Report Daemon::Reload() {
   JobSync::Report report = jobs_->Apply(*std::move(files));
   if (report.added + report.changed + report.removed > kManyChanges) {
     // A bulk load leaves the parse trees' memory free but held by malloc;
-    // give it back.
+    // give it back -- now, and again once the store has the changes (the
+    // writes unpack every spec on the writer thread).
     malloc_trim(0);
+    {
+      std::lock_guard<std::mutex> lock(housekeeping_mu_);
+      trim_when_written_ = true;
+    }
+    housekeeping_cv_.notify_all();
   }
   return report;
 }
@@ -230,37 +236,52 @@ http::Response Daemon::Ready() const {
                         .body = j.dump() + "\n"};
 }
 
-void Daemon::PruneHistory() {
+void Daemon::Housekeeping() {
   const RetentionPolicy policy{.keep_per_job = config_.history_keep_per_job,
                                .max_age = config_.history_max_age};
-  std::unique_lock<std::mutex> lock(retention_mu_);
-  while (!retention_stop_) {
-    lock.unlock();
-    absl::StatusOr<RetentionResult> r =
-        store_->ApplyRetention(policy, absl::Now(), MonoTime::Infinite());
-    if (!r.ok()) {
-      log_.Warn("history not pruned", {{"error", r.status().ToString()}});
-    } else if (r->runs_deleted + r->missed_deleted > 0) {
-      log_.Info("history pruned", {{"runs", r->runs_deleted},
-                                   {"missed_records", r->missed_deleted}});
-      metrics_->OnHistoryPruned(r->runs_deleted, r->missed_deleted);
+  const auto interval =
+      absl::ToChronoNanoseconds(config_.history_check_interval);
+  auto next_prune = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(housekeeping_mu_);
+  while (!housekeeping_stop_) {
+    if (trim_when_written_) {
+      trim_when_written_ = false;
+      lock.unlock();
+      // Stats returns once every write queued before it is durable.
+      (void)scheduler_->Stats();
+      malloc_trim(0);
+      lock.lock();
+      continue;
     }
-    lock.lock();
-    retention_cv_.wait_for(
-        lock, absl::ToChronoNanoseconds(config_.history_check_interval),
-        [this] { return retention_stop_; });
+    if (std::chrono::steady_clock::now() >= next_prune) {
+      lock.unlock();
+      absl::StatusOr<RetentionResult> r =
+          store_->ApplyRetention(policy, absl::Now(), MonoTime::Infinite());
+      if (!r.ok()) {
+        log_.Warn("history not pruned", {{"error", r.status().ToString()}});
+      } else if (r->runs_deleted + r->missed_deleted > 0) {
+        log_.Info("history pruned", {{"runs", r->runs_deleted},
+                                     {"missed_records", r->missed_deleted}});
+        metrics_->OnHistoryPruned(r->runs_deleted, r->missed_deleted);
+      }
+      next_prune = std::chrono::steady_clock::now() + interval;
+      lock.lock();
+    }
+    housekeeping_cv_.wait_until(lock, next_prune, [this] {
+      return housekeeping_stop_ || trim_when_written_;
+    });
   }
 }
 
 void Daemon::Stop() {
   if (stopped_.exchange(true)) return;
-  if (retention_.joinable()) {
+  if (housekeeping_.joinable()) {
     {
-      std::lock_guard<std::mutex> lock(retention_mu_);
-      retention_stop_ = true;
+      std::lock_guard<std::mutex> lock(housekeeping_mu_);
+      housekeeping_stop_ = true;
     }
-    retention_cv_.notify_all();
-    retention_.join();
+    housekeeping_cv_.notify_all();
+    housekeeping_.join();
   }
   log_.Info("stopping",
             {{"grace", absl::FormatDuration(config_.shutdown_grace)}});

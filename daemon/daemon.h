@@ -72,9 +72,10 @@ class Daemon {
   // The function of a job read from a file: its executor, with metrics.
   JobFunction MakeFunction(const JobSpec& spec, const core::PackedSpec& packed);
   http::Response Ready() const;
-  // The retention thread: applies the history policy at start and every
-  // check interval until Stop.
-  void PruneHistory();
+  // The housekeeping thread, until Stop: applies the history policy at
+  // start and every check interval, and after a bulk reload gives freed
+  // memory back to the system once the store has the changes.
+  void Housekeeping();
 
   const config::DaemonConfig config_;
   Logger& log_;
@@ -88,10 +89,11 @@ class Daemon {
   std::unique_ptr<JobSync> jobs_;
   std::unique_ptr<DirWatcher> watcher_;
   std::unique_ptr<http::HttpServer> http_;
-  std::thread retention_;
-  std::mutex retention_mu_;
-  std::condition_variable retention_cv_;
-  bool retention_stop_ = false;  // guarded by retention_mu_
+  std::thread housekeeping_;
+  std::mutex housekeeping_mu_;
+  std::condition_variable housekeeping_cv_;
+  bool housekeeping_stop_ = false;  // guarded by housekeeping_mu_
+  bool trim_when_written_ = false;  // guarded by housekeeping_mu_
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopped_{false};
 };

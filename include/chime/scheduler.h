@@ -214,9 +214,10 @@ class Scheduler {
   virtual ~Scheduler() = default;
 
   // Starts the scheduler thread and the workers. Jobs may be added before or
-  // after: calls made before Start take effect at once, and what they set going
-  // (claims, runs) is carried out once started. FailedPrecondition if already
-  // started or shut down.
+  // after: calls made before Start take effect at once (jobs added before
+  // Start are applied together, in one store write, by the next other call or
+  // by Start), and what they set going (claims, runs) is carried out once
+  // started. FailedPrecondition if already started or shut down.
   //
   // Every method below returns once its effects are carried out and durable
   // in the store (a triggered run is claimed) -- except AddJob, which returns

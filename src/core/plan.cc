@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -148,10 +149,25 @@ void Plan::ArmJob(Job& job, Now now) {
 
 // ---------------------------------------------------------------- fires
 
+void Plan::EndBatch(Now now, Output* out) {
+  batching_ = false;
+  FlushPersist(std::exchange(batched_, PersistAction{}), now, out);
+}
+
 void Plan::FlushPersist(PersistAction persist, Now now, Output* out) {
   if (persist.claims.empty() && persist.missed.empty() &&
       persist.watermarks.empty())
     return;
+  if (batching_) {
+    const auto append = [](auto& to, auto& from) {
+      to.insert(to.end(), std::make_move_iterator(from.begin()),
+                std::make_move_iterator(from.end()));
+    };
+    append(batched_.claims, persist.claims);
+    append(batched_.missed, persist.missed);
+    append(batched_.watermarks, persist.watermarks);
+    return;
+  }
   persist.batch = next_batch_++;
   persist.token = options_.token;
   in_flight_.emplace(persist.batch, persist);
@@ -161,6 +177,9 @@ void Plan::FlushPersist(PersistAction persist, Now now, Output* out) {
 void Plan::OnPersisted(const PersistedEvent& e, Now now, Output* out) {
   auto node = in_flight_.extract(e.batch);
   if (node.empty()) return;  // a duplicate answer
+  // A burst (a bulk load: one batch per job added) leaves a large table
+  // behind; an idle scheduler keeps only a small one.
+  if (in_flight_.empty() && in_flight_.capacity() > 1024) in_flight_ = {};
   PersistAction& batch = node.mapped();
   if (e.status.ok()) {
     for (const PersistAction::Claim& claim : batch.claims) {

@@ -57,7 +57,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -137,6 +139,9 @@ struct StartAttemptAction {
   int64_t token = 0;
   MonoTime not_before;
   bool staged = false;
+  // The job's slot (Plan::JobSlot), for the driver to find what it keeps
+  // per job without a lookup by key.
+  uint32_t job_slot = 0;
 };
 
 // Take back a staged attempt (see StartAttemptAction). If it has not been
@@ -341,6 +346,14 @@ class Plan {
   // For a scheduler shutting down, before it removes its jobs -- removing
   // one job frees a slot another job's run would otherwise take.
   void StopStarting() { stop_starting_ = true; }
+  // Between BeginBatch and EndBatch, what the calls record for the store
+  // (claims, missed fires, watermarks) is held, and EndBatch sends it as one
+  // PersistAction: for many jobs added at once, one store write instead of
+  // one per job. Nothing else changes: runs claimed meanwhile wait for that
+  // batch to be persisted. The caller must call EndBatch before it hands the
+  // Plan any event.
+  void BeginBatch() { batching_ = true; }
+  void EndBatch(Now now, Output* out);
   // Pausing stops new fires; resuming records the fires due while paused as
   // missed (kPaused) and continues from `now`.
   absl::Status PauseJob(const JobKey& key, Now now, Output* out);
@@ -382,6 +395,12 @@ class Plan {
   // whether the job is paused now; null / false if unknown.
   const PackedSpec* Packed(const JobKey& key) const;
   bool IsPaused(const JobKey& key) const;
+  // The job's slot: a small number, unique among the jobs, kept while the
+  // job exists (and while runs of a removed job are unfinished), then reused
+  // -- for the driver to index what it keeps per job. nullopt if unknown.
+  std::optional<uint32_t> JobSlot(const JobKey& key) const;
+  // The keys of every job, in no particular order.
+  std::vector<JobKey> JobKeys() const;
   // The job's watermark: fires of its current generation at or before it are
   // decided and are never decided again (InfinitePast if there is no such job).
   absl::Time Watermark(const JobKey& key) const;
@@ -437,6 +456,7 @@ class Plan {
   };
 
   absl::StatusOr<Job*> FindJob(const JobKey& key);
+  const Job* Find(const JobKey& key) const;  // null if unknown
   // Frees the slot of a removed job once its last run has ended.
   void FreeSlotIfDone(uint32_t slot);
   void Step(Now now, Output* out);
@@ -510,7 +530,25 @@ class Plan {
   std::vector<std::unique_ptr<Job>>
       job_slots_;  // index = timer index; null = free
   std::vector<uint32_t> free_job_slots_;
-  absl::flat_hash_map<JobKey, uint32_t> jobs_;
+  // The slots of the jobs (not removed), found by key: the key is kept once,
+  // in the job's record.
+  struct SlotHash {
+    using is_transparent = void;
+    const std::vector<std::unique_ptr<Job>>* slots;
+    size_t operator()(uint32_t slot) const;
+    size_t operator()(const JobKey& key) const { return absl::HashOf(key); }
+  };
+  struct SlotEq {
+    using is_transparent = void;
+    const std::vector<std::unique_ptr<Job>>* slots;
+    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
+    bool operator()(uint32_t slot, const JobKey& key) const;
+    bool operator()(const JobKey& key, uint32_t slot) const {
+      return (*this)(slot, key);
+    }
+  };
+  absl::flat_hash_set<uint32_t, SlotHash, SlotEq> jobs_{
+      0, SlotHash{&job_slots_}, SlotEq{&job_slots_}};
   // Interned policies and the number of jobs holding each (node map: the
   // jobs point at its keys).
   absl::node_hash_map<Policy, int64_t> policies_;
@@ -525,6 +563,8 @@ class Plan {
   std::vector<PersistAction> to_resend_;
   bool persist_timer_armed_ = false;
   bool stop_starting_ = false;  // StopStarting
+  bool batching_ = false;       // BeginBatch
+  PersistAction batched_;       // held until EndBatch
 };
 
 }  // namespace chime::core

@@ -52,7 +52,7 @@ absl::StatusOr<Plan::Job*> Plan::FindJob(const JobKey& key) {
   if (it == jobs_.end()) {
     return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
   }
-  return job_slots_[it->second].get();
+  return job_slots_[*it].get();
 }
 
 absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
@@ -110,11 +110,11 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
       // here: every fire after the add is decided, none silently dropped.
       persist.watermarks.push_back({spec.key, job->generation, job->watermark});
     }
-    jobs_.emplace(spec.key, slot);
     job_slots_[slot] = std::move(job);
+    jobs_.insert(slot);  // hashes the record's key
     ArmJob(*job_slots_[slot], now);
   } else {
-    Job& job = *job_slots_[it->second];
+    Job& job = *job_slots_[*it];
     const JobSpec old = job.packed.Unpack();
     const bool schedule_changed = old.trigger != spec.trigger ||
                                   old.start != spec.start ||
@@ -263,47 +263,62 @@ absl::StatusOr<RunId> Plan::TriggerJob(const JobKey& key, Now now,
 
 // ---------------------------------------------------------------- time
 
-absl::Time Plan::NextFireTime(const JobKey& key) const {
+const Plan::Job* Plan::Find(const JobKey& key) const {
   auto it = jobs_.find(key);
-  if (it == jobs_.end()) return absl::InfiniteFuture();
-  const Job& job = *job_slots_[it->second];
-  return job.paused ? absl::InfiniteFuture() : job.next_fire;
+  return it == jobs_.end() ? nullptr : job_slots_[*it].get();
+}
+
+absl::Time Plan::NextFireTime(const JobKey& key) const {
+  const Job* job = Find(key);
+  if (job == nullptr || job->paused) return absl::InfiniteFuture();
+  return job->next_fire;
 }
 
 std::optional<JobSpec> Plan::Spec(const JobKey& key) const {
-  auto it = jobs_.find(key);
-  if (it == jobs_.end()) return std::nullopt;
-  const Job& job = *job_slots_[it->second];
-  JobSpec spec = job.packed.Unpack();
-  spec.paused = job.paused;
+  const Job* job = Find(key);
+  if (job == nullptr) return std::nullopt;
+  JobSpec spec = job->packed.Unpack();
+  spec.paused = job->paused;
   return spec;
 }
 
 const PackedSpec* Plan::Packed(const JobKey& key) const {
+  const Job* job = Find(key);
+  return job == nullptr ? nullptr : &job->packed;
+}
+
+std::optional<uint32_t> Plan::JobSlot(const JobKey& key) const {
   auto it = jobs_.find(key);
-  return it == jobs_.end() ? nullptr : &job_slots_[it->second]->packed;
+  if (it == jobs_.end()) return std::nullopt;
+  return *it;
+}
+
+std::vector<JobKey> Plan::JobKeys() const {
+  std::vector<JobKey> keys;
+  keys.reserve(jobs_.size());
+  for (uint32_t slot : jobs_) keys.push_back(job_slots_[slot]->key);
+  return keys;
 }
 
 bool Plan::IsPaused(const JobKey& key) const {
-  auto it = jobs_.find(key);
-  return it != jobs_.end() && job_slots_[it->second]->paused;
+  const Job* job = Find(key);
+  return job != nullptr && job->paused;
 }
 
 size_t Plan::num_paused_jobs() const {
   size_t n = 0;
-  for (const auto& [key, slot] : jobs_) n += job_slots_[slot]->paused;
+  for (uint32_t slot : jobs_) n += job_slots_[slot]->paused;
   return n;
 }
 
 int64_t Plan::Generation(const JobKey& key) const {
-  auto it = jobs_.find(key);
-  return it == jobs_.end() ? 0 : job_slots_[it->second]->generation;
+  const Job* job = Find(key);
+  return job == nullptr ? 0 : job->generation;
 }
 
 absl::Time Plan::Watermark(const JobKey& key) const {
-  auto it = jobs_.find(key);
-  return it == jobs_.end() ? absl::InfinitePast()
-                           : job_slots_[it->second]->watermark;
+  const Job* job = Find(key);
+  return job == nullptr ? absl::InfinitePast() : job->watermark;
 }
 
 std::optional<RunState> Plan::GetRunState(RunId run) const {

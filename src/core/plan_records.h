@@ -40,6 +40,14 @@ struct Plan::Job {
       absl::InfinitePast();  // scheduled time of the newest manual fire
 };
 
+inline size_t Plan::SlotHash::operator()(uint32_t slot) const {
+  return absl::HashOf((*slots)[slot]->key);
+}
+
+inline bool Plan::SlotEq::operator()(uint32_t slot, const JobKey& key) const {
+  return (*slots)[slot]->key == key;
+}
+
 struct Plan::Run {
   RunId id = 0;
   FireKey fire;

@@ -228,12 +228,13 @@ void Plan::StartReady(Now now, Output* out) {
       run.staged = true;
       out->actions.push_back(StartAttemptAction{run.id, run.fire, run.attempt,
                                                 options_.token, run.not_before,
-                                                /*staged=*/true});
+                                                /*staged=*/true, run.job_slot});
       continue;
     }
     Transition(run, RunState::kRunning, run.attempt, "", out);
     out->actions.push_back(StartAttemptAction{run.id, run.fire, run.attempt,
-                                              options_.token, now.mono});
+                                              options_.token, now.mono,
+                                              /*staged=*/false, run.job_slot});
     BeginAttempt(run, now);
   }
 }

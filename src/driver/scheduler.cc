@@ -76,7 +76,10 @@ R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
   absl::Notification done;
   {
     absl::MutexLock lock(&mu_);
-    if (state_ == State::kNew) return f();
+    if (state_ == State::kNew) {
+      ApplyAdds(adds_, Now());  // every earlier AddJob is seen
+      return f();
+    }
     if (state_ != State::kRunning) return ShutDownError();
     if (std::this_thread::get_id() == loop_thread_id_) {
       return absl::FailedPreconditionError(
@@ -113,7 +116,9 @@ absl::Status SchedulerImpl::AddJob(const JobSpec& spec, JobFunction fn) {
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kNew) {
-      ApplyAdd(add, Now());  // before Start: inline; its actions wait in todo_
+      // Before Start: applied, in one batch with the adds around it, by the
+      // next call or by the scheduler thread's first pass.
+      adds_.push_back(std::move(add));
       return absl::OkStatus();
     }
     if (state_ != State::kRunning) return ShutDownError();
@@ -123,6 +128,16 @@ absl::Status SchedulerImpl::AddJob(const JobSpec& spec, JobFunction fn) {
   }
   wakeup_.Notify();
   return absl::OkStatus();
+}
+
+void SchedulerImpl::ApplyAdds(std::vector<PendingAdd>& adds, core::Now now) {
+  if (adds.empty()) return;
+  plan_.BeginBatch();
+  for (PendingAdd& add : adds) ApplyAdd(add, now);
+  core::Output& out = Scratch();
+  plan_.EndBatch(now, &out);
+  Absorb(out, false);
+  adds.clear();
 }
 
 void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
@@ -139,7 +154,9 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   if (!s.ok()) Die(absl::StrCat("a validated job was refused: ", s.ToString()));
   StoreJob(key);
   Absorb(out, false);
-  functions_[key] = std::move(add.fn);
+  const uint32_t slot = *plan_.JobSlot(key);
+  if (slot >= functions_.size()) functions_.resize(slot + 1);
+  functions_[slot] = std::move(add.fn);
   using Recover = absl::Status (core::Plan::*)(
       const JobKey&, const core::LostRun&, core::Now, core::Output*);
   const auto recover = [&](std::vector<core::LostRun>& runs, Recover how) {
@@ -172,10 +189,11 @@ void SchedulerImpl::StoreJob(const JobKey& key) {
 absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {
   return Call<absl::Status>([&] {
     core::Output& out = Scratch();
+    const std::optional<uint32_t> slot = plan_.JobSlot(key);
     absl::Status s = plan_.RemoveJob(key, Now(), &out);
     if (s.ok() && writer_ != nullptr) writer_->DeleteJob(key);
     Absorb(out, false);
-    if (s.ok()) functions_.erase(key);
+    if (s.ok()) functions_[*slot].reset();
     return s;
   });
 }

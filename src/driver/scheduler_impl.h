@@ -116,6 +116,9 @@ class SchedulerImpl final : public Scheduler {
   };
   // Plan context: applies `add` to the Plan.
   void ApplyAdd(PendingAdd& add, core::Now now);
+  // Plan context: applies `adds` in order, their store records as one batch
+  // (Plan::BeginBatch), and empties it.
+  void ApplyAdds(std::vector<PendingAdd>& adds, core::Now now);
   // Queues the attempt's result (attempt.result) for the scheduler thread:
   // one lock-free push; only a push onto an empty queue wakes the thread.
   void PostResult(Attempt& attempt);
@@ -171,7 +174,8 @@ class SchedulerImpl final : public Scheduler {
 
   // The plan context.
   core::Plan plan_;
-  absl::flat_hash_map<JobKey, std::shared_ptr<const JobFunction>> functions_;
+  // The function of each job, by its slot in the Plan (Plan::JobSlot).
+  std::vector<std::shared_ptr<const JobFunction>> functions_;
   // Recovery: what the store had, until the job is added again.
   absl::flat_hash_map<JobKey, JobRecord> stored_jobs_;
   absl::flat_hash_map<JobKey, std::vector<core::LostRun>> lost_runs_;

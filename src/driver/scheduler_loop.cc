@@ -54,6 +54,17 @@ void SchedulerImpl::Die(absl::string_view what) {
 
 // ---------------------------------------------------------- the loop
 
+namespace {
+
+// Frees the buffer of an emptied vector that a burst grew large (a bulk load
+// of jobs, a second with many fires), so that an idle scheduler holds little.
+template <typename T>
+void ReleaseIfLarge(std::vector<T>& v) {
+  if (v.empty() && v.capacity() > 1024) std::vector<T>().swap(v);
+}
+
+}  // namespace
+
 core::Output& SchedulerImpl::Scratch() {
   scratch_.actions.clear();  // keeps its capacity
   scratch_.wake_at = MonoTime::Infinite();
@@ -97,9 +108,7 @@ void SchedulerImpl::Loop() {
       CarryOut();
     }
     if (!adds.empty()) {
-      const core::Now now = Now();
-      for (PendingAdd& add : adds) ApplyAdd(add, now);
-      adds.clear();
+      ApplyAdds(adds, Now());
       CarryOut();
     }
     for (std::function<void()>& item : items) {
@@ -112,6 +121,9 @@ void SchedulerImpl::Loop() {
     Absorb(out, true);
     CarryOut();
     ReleaseStaged();
+    ReleaseIfLarge(adds);
+    ReleaseIfLarge(todo_);
+    ReleaseIfLarge(scratch_.actions);
     if (stopping_) {
       if (!cancelled_all_ && clock_.MonoNow() >= shutdown_deadline_)
         CancelAllAttempts();
@@ -234,8 +246,7 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
   ctx.killed = &p.attempt->killed;
   ctx.output = &p.attempt->output;
   ctx.exit_code = &p.attempt->exit_code;
-  auto fn_it = functions_.find(start.fire.job);
-  if (fn_it != functions_.end()) p.fn = fn_it->second;
+  if (start.job_slot < functions_.size()) p.fn = functions_[start.job_slot];
   if (start.staged) {
     // Before its time: held until then (the Plan keeps the run pending).
     p.attempt->staged = true;
@@ -406,7 +417,7 @@ void SchedulerImpl::BeginShutdown(absl::Duration grace) {
   // Removing every job stops new fires and cancels (without a store) or
   // releases (with one) the runs not yet started; running attempts finish
   // and are recorded, but not retried.
-  for (const auto& [key, fn] : functions_) {
+  for (const JobKey& key : plan_.JobKeys()) {
     core::Output& out = Scratch();
     // With a store, runs not started are left to the next scheduler.
     if (absl::Status s = plan_.RemoveJob(key, Now(), &out,

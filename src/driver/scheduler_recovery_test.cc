@@ -268,6 +268,8 @@ TEST_F(RecoveryTest, AStagedRestartCarriedOutAfterItsTimeStillStarts) {
   Create();
   clock_.StepWall(absl::Microseconds(500));
   ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  // Adds made before Start are applied by the next call (or Start): now.
+  ASSERT_THAT(scheduler_->NextFireTime(spec.key), IsOk());
   clock_.AdvanceTo(SimulatedClock::kMonoStart + absl::Seconds(91));
   ASSERT_THAT(scheduler_->Start(), IsOk());
   recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");

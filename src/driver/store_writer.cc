@@ -135,9 +135,7 @@ void StoreWriter::Run() {
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything is written
       busy_ = true;
-      items.reserve(queue_.size());
-      std::move(queue_.begin(), queue_.end(), std::back_inserter(items));
-      queue_.clear();
+      items.swap(queue_);  // queue_ takes the emptied buffer
     }
     size_t i = 0;
     while (i < items.size()) {
@@ -207,10 +205,14 @@ JobId StoreWriter::IdOf(const JobKey& key) {
 }
 
 size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
+  // A bulk load writes its jobs a few hundred per call: each call unpacks
+  // its specs (~1 KB each), and a call of 100,000 would leave ~100 MB of
+  // freed memory scattered through the heap.
+  constexpr size_t kMaxJobsPerCall = 512;
   std::vector<JobWrite> writes;
   std::vector<int64_t> generations;
   absl::flat_hash_set<JobKey> keys;  // one write per job per call
-  for (; i < items.size(); ++i) {
+  for (; i < items.size() && writes.size() < kMaxJobsPerCall; ++i) {
     auto* put = std::get_if<PutJobItem>(&items[i]);
     if (put == nullptr) break;
     JobSpec spec = put->spec.Unpack();

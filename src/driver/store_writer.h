@@ -30,7 +30,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -174,7 +173,9 @@ class StoreWriter {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Item> queue_;             // guarded by mu_
+  // A vector, not a deque: a burst's items sit in one buffer, freed as a
+  // whole, rather than in blocks scattered between long-lived allocations.
+  std::vector<Item> queue_;            // guarded by mu_
   bool busy_ = false;                  // guarded by mu_: writing a batch
   bool stop_ = false;                  // guarded by mu_
   bool give_up_ = false;               // guarded by mu_
