@@ -97,15 +97,19 @@ enum class AttemptOutcome { kSucceeded, kFailed, kTimedOut, kCancelled };
 struct PersistAction {
   uint64_t batch = 0;
   int64_t token = 0;
+  // Each record also carries its job's slot (Plan::JobSlot) as it was when
+  // the record was made, for the driver to find what it keeps per job.
   struct Claim {
     FireKey fire;
     RunId run = 0;
+    uint32_t job_slot = 0;
   };
   std::vector<Claim> claims;
   struct Missed {
     JobKey job;
     int64_t generation = 0;
     MissedRange range;
+    uint32_t job_slot = 0;
   };
   std::vector<Missed> missed;
   // A job's watermark belongs to its generation: a new generation (a changed
@@ -114,6 +118,7 @@ struct PersistAction {
     JobKey job;
     int64_t generation = 0;
     absl::Time watermark;
+    uint32_t job_slot = 0;
   };
   std::vector<Watermark> watermarks;
 };

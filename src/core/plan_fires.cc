@@ -22,7 +22,8 @@ void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
   for (const MissedRange& range : due.missed) AddMissed(job, range, persist);
   if (due.watermark != job.watermark) {
     job.watermark = due.watermark;
-    persist->watermarks.push_back({job.key, job.generation, job.watermark});
+    persist->watermarks.push_back(
+        {job.key, job.generation, job.watermark, job.slot});
   }
   const OverlapAction overlap = job.policy->overlap.action;
   if (due.run.size() > 1 &&
@@ -50,7 +51,7 @@ void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
 void Plan::AddMissed(Job& job, const MissedRange& range,
                      PersistAction* persist) {
   counters_.fires_missed[range.reason] += range.count;
-  persist->missed.push_back({job.key, job.generation, range});
+  persist->missed.push_back({job.key, job.generation, range, job.slot});
 }
 
 Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
@@ -62,7 +63,7 @@ Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
   Run& r = *run;
   runs_.emplace(r.id, std::move(run));
   job.runs.push_back(r.id);
-  persist->claims.push_back({r.fire, r.id});
+  persist->claims.push_back({r.fire, r.id, r.job_slot});
   ++counters_.fires_run;
   SetJitter(job, r, now);
   return r;

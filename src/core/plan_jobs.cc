@@ -108,7 +108,8 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     } else {
       // Stored at once, so that a restart before the first fire resumes from
       // here: every fire after the add is decided, none silently dropped.
-      persist.watermarks.push_back({spec.key, job->generation, job->watermark});
+      persist.watermarks.push_back(
+          {spec.key, job->generation, job->watermark, slot});
     }
     job_slots_[slot] = std::move(job);
     jobs_.insert(slot);  // hashes the record's key
@@ -137,7 +138,7 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
       // backward clock step): FireKeys carry the generation, so nothing can
       // collide, and nothing of the new schedule is covered without a record.
       job.watermark = since;
-      persist.watermarks.push_back({job.key, job.generation, since});
+      persist.watermarks.push_back({job.key, job.generation, since, job.slot});
       // Buffered fires of the old schedule are dropped. FinishRun takes each
       // out of the buffer.
       while (!job.buffered.empty()) {
@@ -231,7 +232,8 @@ void Plan::RecordPausedMisses(Job& job, Now now, PersistAction* persist) {
     AddMissed(job, CountRange(job.source, first, last, MissReason::kPaused),
               persist);
     job.watermark = last;
-    persist->watermarks.push_back({job.key, job.generation, job.watermark});
+    persist->watermarks.push_back(
+        {job.key, job.generation, job.watermark, job.slot});
   }
 }
 

@@ -43,14 +43,11 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
       pending_runs_(std::move(recovered.pending)),
       recovery_events_(std::move(recovered.events)) {
   if (store_ == nullptr) return;  // nothing is written anywhere
-  absl::flat_hash_map<JobKey, JobId> ids;
-  for (const auto& [key, job] : stored_jobs_) ids[key] = job.id;
   StoreWriter::Options writer;
   writer.report_transitions = static_cast<bool>(options_.on_run_event);
   writer.on_write = options_.on_store_write;
   writer_ = std::make_unique<StoreWriter>(
-      *store_, clock_, fence_, writer, std::move(ids),
-      [this] { wakeup_.Notify(); },
+      *store_, clock_, fence_, writer, [this] { wakeup_.Notify(); },
       [](const absl::Status& s) {
         Die(absl::StrCat("the store refused a write: ", s.ToString()));
       });
@@ -183,7 +180,8 @@ void SchedulerImpl::StoreJob(const JobKey& key) {
   if (writer_ == nullptr) return;
   const core::PackedSpec* spec = plan_.Packed(key);
   if (spec == nullptr) Die(absl::StrCat("no job ", key.ToString()));
-  writer_->PutJob(*spec, plan_.IsPaused(key), plan_.Generation(key));
+  writer_->PutJob(*spec, plan_.IsPaused(key), plan_.Generation(key),
+                  *plan_.JobSlot(key));
 }
 
 absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {

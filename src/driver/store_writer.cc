@@ -28,17 +28,14 @@ constexpr int kSendsWhileStopping = 3;
 }  // namespace
 
 StoreWriter::StoreWriter(Store& store, Clock& clock, Fence fence,
-                         Options options,
-                         absl::flat_hash_map<JobKey, JobId> ids,
-                         std::function<void()> wake,
+                         Options options, std::function<void()> wake,
                          std::function<void(const absl::Status&)> on_fatal)
     : store_(store),
       clock_(clock),
       fence_(std::move(fence)),
       options_(options),
       wake_(std::move(wake)),
-      on_fatal_(std::move(on_fatal)),
-      ids_(std::move(ids)) {
+      on_fatal_(std::move(on_fatal)) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -69,9 +66,9 @@ void StoreWriter::Enqueue(Item item) {
   if (first) cv_.notify_one();
 }
 
-void StoreWriter::PutJob(core::PackedSpec spec, bool paused,
-                         int64_t generation) {
-  Enqueue(PutJobItem{std::move(spec), paused, generation});
+void StoreWriter::PutJob(core::PackedSpec spec, bool paused, int64_t generation,
+                         uint32_t job_slot) {
+  Enqueue(PutJobItem{std::move(spec), paused, generation, job_slot});
 }
 
 void StoreWriter::DeleteJob(const JobKey& key) { Enqueue(DeleteJobItem{key}); }
@@ -199,9 +196,8 @@ void StoreWriter::Fatal(const absl::Status& status) {
   on_fatal_(status);
 }
 
-JobId StoreWriter::IdOf(const JobKey& key) {
-  auto it = ids_.find(key);
-  return it == ids_.end() ? 0 : it->second;
+JobId StoreWriter::IdOf(uint32_t job_slot) const {
+  return job_slot < ids_.size() ? ids_[job_slot] : 0;
 }
 
 size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
@@ -211,6 +207,7 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
   constexpr size_t kMaxJobsPerCall = 512;
   std::vector<JobWrite> writes;
   std::vector<int64_t> generations;
+  std::vector<uint32_t> slots;
   absl::flat_hash_set<JobKey> keys;  // one write per job per call
   for (; i < items.size() && writes.size() < kMaxJobsPerCall; ++i) {
     auto* put = std::get_if<PutJobItem>(&items[i]);
@@ -220,6 +217,7 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
     spec.paused = put->paused;
     writes.push_back(JobWrite{std::move(spec), kAnyRevision});
     generations.push_back(put->generation);
+    slots.push_back(put->job_slot);
   }
   if (failed_) return i;
   absl::StatusOr<std::vector<JobRecord>> records;
@@ -239,7 +237,8 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
           record.generation, ", the scheduler ", generations[k])));
       return i;
     }
-    ids_[record.spec.key] = record.id;
+    if (slots[k] >= ids_.size()) ids_.resize(slots[k] + 1);
+    ids_[slots[k]] = record.id;
   }
   return i;
 }
@@ -250,18 +249,18 @@ absl::Status StoreWriter::Claim(
   claim.at = clock_.Now();
   for (const core::PersistAction* b : batches) {
     for (const core::PersistAction::Claim& c : b->claims) {
-      claim.claims.push_back({FireRef{IdOf(c.fire.job), c.fire.generation,
+      claim.claims.push_back({FireRef{IdOf(c.job_slot), c.fire.generation,
                                       c.fire.scheduled_time, c.fire.manual},
                               c.run});
     }
     for (const core::PersistAction::Missed& m : b->missed) {
-      claim.missed.push_back(
-          MissedRecord{IdOf(m.job), m.generation, m.range.first, m.range.last,
-                       m.range.count, m.range.count_capped, m.range.reason});
+      claim.missed.push_back(MissedRecord{
+          IdOf(m.job_slot), m.generation, m.range.first, m.range.last,
+          m.range.count, m.range.count_capped, m.range.reason});
     }
     for (const core::PersistAction::Watermark& w : b->watermarks) {
       WatermarkAdvance& advance = claim.watermarks.emplace_back();
-      advance.job = IdOf(w.job);
+      advance.job = IdOf(w.job_slot);
       advance.generation = w.generation;
       advance.watermark = w.watermark;
     }

@@ -78,13 +78,12 @@ class StoreWriter {
   };
   using Completion = std::variant<Persisted, Transitioned, Reached>;
 
-  // `ids`: the JobIds of jobs the store already has (recovery). `wake` is
+  // `wake` is
   // called (on the writer thread) when completions become available after
   // there were none. `on_fatal` is called once, on the writer thread, when a
   // write is refused in a way the Plan cannot handle; the writer then drops
   // every later write.
   StoreWriter(Store& store, Clock& clock, Fence fence, Options options,
-              absl::flat_hash_map<JobKey, JobId> ids,
               std::function<void()> wake,
               std::function<void(const absl::Status&)> on_fatal);
   ~StoreWriter();  // Stop()
@@ -93,8 +92,11 @@ class StoreWriter {
 
   // Creates or replaces the job `spec` (its `paused` replaced by `paused`);
   // the store must answer with `generation` (the Plan's), or it is fatal.
-  // The spec is unpacked on the writer thread.
-  void PutJob(core::PackedSpec spec, bool paused, int64_t generation);
+  // The spec is unpacked on the writer thread. `job_slot` is the job's
+  // Plan::JobSlot: persist records name their job by it, and must come after
+  // the job's PutJob.
+  void PutJob(core::PackedSpec spec, bool paused, int64_t generation,
+              uint32_t job_slot);
   void DeleteJob(const JobKey& key);
   void Persist(core::PersistAction batch);
   // `output`, `exit_code`: the ending attempt's (t.from == running), kept
@@ -124,6 +126,7 @@ class StoreWriter {
     core::PackedSpec spec;
     bool paused = false;
     int64_t generation = 0;
+    uint32_t job_slot = 0;
   };
   struct DeleteJobItem {
     JobKey key;
@@ -158,7 +161,8 @@ class StoreWriter {
   // dropped. (A write given up while shutting down is only logged.)
   void Fatal(const absl::Status& status);
   void Complete(std::vector<Completion> done);
-  JobId IdOf(const JobKey& key);
+  // The store's id of the job in `job_slot` (0: no PutJob for it yet).
+  JobId IdOf(uint32_t job_slot) const;
 
   Store& store_;
   Clock& clock_;
@@ -168,7 +172,7 @@ class StoreWriter {
   const std::function<void(const absl::Status&)> on_fatal_;
 
   // Writer thread only.
-  absl::flat_hash_map<JobKey, JobId> ids_;
+  std::vector<JobId> ids_;  // by job slot, from the PutJobs written
   bool failed_ = false;
 
   std::mutex mu_;

@@ -50,12 +50,12 @@ TEST(StoreWriterTest,
   ASSERT_THAT(base.ClaimFires(fence, earlier, kForever), IsOk());
 
   StoreWriter writer(
-      store, clock, fence, StoreWriter::Options{}, {{spec.key, job->id}}, [] {},
+      store, clock, fence, StoreWriter::Options{}, [] {},
       [](const absl::Status& s) { FAIL() << "fatal: " << s; });
   // Hold the writer in a first write so that both batches queue behind it
   // and are merged into one ClaimFires.
   store.SetDelay(absl::Seconds(1), &clock);
-  writer.PutJob(core::PackedSpec::Pack(spec), spec.paused, 1);
+  writer.PutJob(core::PackedSpec::Pack(spec), spec.paused, 1, /*job_slot=*/0);
   ASSERT_TRUE(clock.BlockUntilWaiters(1));
   writer.Persist(OneClaim(1, taken, 1));
   writer.Persist(OneClaim(2, free, 2));
