@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "src/api/read_routes.h"
 #include "src/base/status_macros.h"
 #include "src/exec/http_executor.h"
 #include "src/exec/process_ledger.h"
@@ -166,6 +167,8 @@ absl::Status Daemon::StartAll() {
                           .content_type = std::string(metrics::kContentType),
                           .body = metrics_->Render()};
   });
+  api::AddReadRoutes(http.router,
+                     {.store = store_.get(), .scheduler = scheduler_.get()});
   ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));
   Reload();
   RETURN_IF_ERROR(scheduler_->Start());

@@ -17,14 +17,17 @@ absl::string_view Request::Header(absl::string_view name) const {
   return "";
 }
 
-Response ErrorResponse(int status) {
+std::string ReasonPhrase(int status) {
   namespace beast_http = boost::beast::http;
   const auto reason = beast_http::obsolete_reason(
       beast_http::int_to_status(static_cast<unsigned>(status)));
+  return std::string(reason.data(), reason.size());
+}
+
+Response ErrorResponse(int status) {
   return Response{
       .status = status,
-      .body = absl::StrCat(
-          status, " ", absl::string_view(reason.data(), reason.size()), "\n"),
+      .body = absl::StrCat(status, " ", ReasonPhrase(status), "\n"),
   };
 }
 

@@ -63,6 +63,8 @@ struct Response {
 
 // Plain-text response with the reason phrase as body, e.g. "404 Not Found\n".
 Response ErrorResponse(int status);
+// "Not Found" for 404; "<unknown-status>" for a status HTTP does not define.
+std::string ReasonPhrase(int status);
 
 using Handler = std::function<Response(const Request&)>;
 

@@ -1,0 +1,249 @@
+#include "src/api/read_routes.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "chime/clock.h"
+#include "chime/cron.h"
+#include "src/api/http_util.h"
+#include "src/config/job_writer.h"
+#include "src/time/rfc3339.h"
+
+namespace chime::api {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// How long a read may wait for the store.
+constexpr absl::Duration kStoreTimeout = absl::Seconds(5);
+// A filtered listing reads at most this many jobs per request; a page may
+// come back short, with a cursor to go on from.
+constexpr int kMaxScannedPerRequest = 20'000;
+
+MonoTime Deadline() { return RealClock::Get().MonoNow() + kStoreTimeout; }
+
+Json TimeOrNull(absl::Time t) {
+  if (t == absl::InfiniteFuture() || t == absl::InfinitePast()) return nullptr;
+  return time::FormatUtc(t);
+}
+
+Json JobJson(const JobRecord& record, std::optional<absl::Time> next_fire) {
+  Json j;
+  j["name"] = record.spec.key.ToString();
+  j["spec"] = config::JobToJson(record.spec);
+  Json& status = j["status"];
+  status["generation"] = record.generation;
+  status["revision"] = record.revision;
+  status["paused"] = record.spec.paused;
+  status["watermark"] = TimeOrNull(record.watermark);
+  if (next_fire.has_value()) status["next_fire_time"] = TimeOrNull(*next_fire);
+  return j;
+}
+
+// label=k=v filters: every one must match.
+bool LabelsMatch(const JobSpec& spec,
+                 const std::vector<std::pair<std::string, std::string>>& want) {
+  for (const auto& [k, v] : want) {
+    auto it = spec.labels.find(k);
+    if (it == spec.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::optional<bool>> ParseBool(const Query& q,
+                                              absl::string_view name) {
+  absl::StatusOr<std::optional<std::string>> text = q.One(name);
+  if (!text.ok()) return text.status();
+  if (!text->has_value()) return std::optional<bool>();
+  if (**text == "true") return std::optional<bool>(true);
+  if (**text == "false") return std::optional<bool>(false);
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, ": \"", **text, "\" is not true or false"));
+}
+
+http::Response ListJobs(const ReadDeps& deps, const http::Request& request) {
+  absl::StatusOr<Query> q = Query::Parse(
+      request.query, {"namespace", "label", "paused", "limit", "cursor"});
+  if (!q.ok()) return ProblemFromStatus(q.status());
+  absl::StatusOr<int64_t> limit = q->Int("limit", 100, 1, 1000);
+  if (!limit.ok()) return ProblemFromStatus(limit.status());
+  absl::StatusOr<std::optional<std::string>> ns = q->One("namespace");
+  if (!ns.ok()) return ProblemFromStatus(ns.status());
+  absl::StatusOr<std::optional<bool>> paused = ParseBool(*q, "paused");
+  if (!paused.ok()) return ProblemFromStatus(paused.status());
+  std::vector<std::pair<std::string, std::string>> labels;
+  for (const std::string& label : q->All("label")) {
+    std::pair<std::string, std::string> kv =
+        absl::StrSplit(label, absl::MaxSplits('=', 1));
+    if (label.find('=') == std::string::npos || kv.first.empty()) {
+      return Problem(400, absl::StrCat("label: \"", label,
+                                       "\" is not of the form key=value"));
+    }
+    labels.push_back(std::move(kv));
+  }
+  absl::StatusOr<std::optional<std::string>> cursor = q->One("cursor");
+  if (!cursor.ok()) return ProblemFromStatus(cursor.status());
+  JobId after = 0;
+  if (cursor->has_value() && (!absl::SimpleAtoi(**cursor, &after) || after < 0))
+    return Problem(400, absl::StrCat("cursor: \"", **cursor,
+                                     "\" is not a cursor this server gave"));
+
+  Json jobs = Json::array();
+  bool done = false;
+  int scanned = 0;
+  while (static_cast<int64_t>(jobs.size()) < *limit &&
+         scanned < kMaxScannedPerRequest) {
+    const int want = static_cast<int>(*limit) - static_cast<int>(jobs.size());
+    absl::StatusOr<JobPage> page =
+        deps.store->LoadJobs(after, want, Deadline());
+    if (!page.ok()) return ProblemFromStatus(page.status());
+    for (const JobRecord& record : page->jobs) {
+      const JobSpec& spec = record.spec;
+      if ((!ns->has_value() || spec.key.name_space == **ns) &&
+          (!paused->has_value() || spec.paused == **paused) &&
+          LabelsMatch(spec, labels)) {
+        jobs.push_back(JobJson(record, std::nullopt));
+      }
+    }
+    scanned += static_cast<int>(page->jobs.size());
+    after = page->next_after;
+    if (page->done) {
+      done = true;
+      break;
+    }
+  }
+  Json body;
+  body["jobs"] = std::move(jobs);
+  body["next_cursor"] = done ? Json(nullptr) : Json(absl::StrCat(after));
+  return JsonResponse(body);
+}
+
+http::Response GetJob(const ReadDeps& deps, const http::Request& request) {
+  absl::StatusOr<std::vector<std::string>> parts =
+      PathSegments(request.path, "/v1/jobs/");
+  if (!parts.ok()) return ProblemFromStatus(parts.status());
+  if (parts->size() != 2 || (*parts)[0].empty() || (*parts)[1].empty()) {
+    return Problem(404, absl::StrCat("no such resource: ", request.path,
+                                     " (jobs are /v1/jobs/{namespace}/{id})"));
+  }
+  absl::StatusOr<Query> q = Query::Parse(request.query, {});
+  if (!q.ok()) return ProblemFromStatus(q.status());
+  const JobKey key{(*parts)[0], (*parts)[1]};
+  absl::StatusOr<JobRecord> record = deps.store->GetJob(key, Deadline());
+  if (absl::IsNotFound(record.status())) {
+    return Problem(404, absl::StrCat("no job ", key.ToString()));
+  }
+  if (!record.ok()) return ProblemFromStatus(record.status());
+  std::optional<absl::Time> next;
+  if (absl::StatusOr<absl::Time> t = deps.scheduler->NextFireTime(key); t.ok())
+    next = *t;
+  return JsonResponse(JobJson(*record, next));
+}
+
+std::string Offset(absl::Duration d) {
+  const int64_t minutes = absl::ToInt64Minutes(d);
+  const int64_t a = minutes < 0 ? -minutes : minutes;
+  return absl::StrFormat("%c%02d:%02d", minutes < 0 ? '-' : '+', a / 60,
+                         a % 60);
+}
+
+http::Response Preview(const http::Request& request) {
+  absl::StatusOr<Query> q = Query::Parse(
+      request.query, {"expression", "zone", "count", "from", "dialect"});
+  if (!q.ok()) return ProblemFromStatus(q.status());
+  absl::StatusOr<std::optional<std::string>> expr = q->One("expression");
+  if (!expr.ok()) return ProblemFromStatus(expr.status());
+  if (!expr->has_value()) return Problem(400, "expression: required");
+  absl::StatusOr<std::optional<std::string>> zone = q->One("zone");
+  if (!zone.ok()) return ProblemFromStatus(zone.status());
+  absl::StatusOr<int64_t> count = q->Int("count", 10, 1, 1000);
+  if (!count.ok()) return ProblemFromStatus(count.status());
+  absl::StatusOr<std::optional<std::string>> from_text = q->One("from");
+  if (!from_text.ok()) return ProblemFromStatus(from_text.status());
+  absl::Time from = absl::Now();
+  if (from_text->has_value()) {
+    absl::StatusOr<absl::Time> t = time::ParseRfc3339(**from_text);
+    if (!t.ok()) {
+      return Problem(400, absl::StrCat("from: ", t.status().message()));
+    }
+    from = *t;
+  }
+  absl::StatusOr<std::optional<std::string>> dialect = q->One("dialect");
+  if (!dialect.ok()) return ProblemFromStatus(dialect.status());
+  cron::ParseOptions options;
+  const std::string zone_name = zone->value_or("UTC");
+  options.zone = zone_name;
+  if (dialect->has_value()) {
+    static const std::pair<const char*, cron::Dialect> kDialects[] = {
+        {"auto", cron::Dialect::kAuto},
+        {"vixie", cron::Dialect::kVixie},
+        {"seconds", cron::Dialect::kSeconds},
+        {"quartz", cron::Dialect::kQuartz}};
+    bool known = false;
+    for (const auto& [name, d] : kDialects) {
+      if (**dialect == name) {
+        options.dialect = d;
+        known = true;
+      }
+    }
+    if (!known) {
+      return Problem(400, absl::StrCat("dialect: \"", **dialect,
+                                       "\" is not one of auto, vixie, "
+                                       "seconds, quartz"));
+    }
+  }
+  absl::StatusOr<cron::Schedule> schedule =
+      cron::Schedule::Parse(**expr, options);
+  if (!schedule.ok()) {
+    return Problem(
+        400, absl::StrCat(absl::IsNotFound(schedule.status()) ? "zone: "
+                                                              : "expression: ",
+                          schedule.status().message()));
+  }
+  absl::TimeZone tz;
+  absl::LoadTimeZone(schedule->zone_name(), &tz);
+  Json next = Json::array();
+  absl::Time previous = from;
+  for (absl::Time t : schedule->NextN(from, static_cast<int>(*count))) {
+    Json fire;
+    fire["time"] = time::FormatUtc(t);
+    fire["local"] = absl::FormatTime("%Y-%m-%dT%H:%M:%S%Ez", t, tz);
+    std::vector<cron::OffsetChange> changes =
+        schedule->OffsetChangesBetween(previous, t);
+    if (!changes.empty()) {
+      Json& change = fire["offset_changed"];
+      change["at"] = time::FormatUtc(changes.back().at);
+      change["before"] = Offset(changes.front().offset_before);
+      change["after"] = Offset(changes.back().offset_after);
+    }
+    next.push_back(std::move(fire));
+    previous = t;
+  }
+  Json body;
+  body["expression"] = schedule->expression();
+  body["zone"] = schedule->zone_name();
+  body["description"] = schedule->Describe();
+  body["next"] = std::move(next);
+  return JsonResponse(body);
+}
+
+}  // namespace
+
+void AddReadRoutes(http::Router& router, ReadDeps deps) {
+  router.Handle("GET", "/v1/jobs",
+                [deps](const http::Request& r) { return ListJobs(deps, r); });
+  router.HandlePrefix("GET", "/v1/jobs/", [deps](const http::Request& r) {
+    return GetJob(deps, r);
+  });
+  router.Handle("GET", "/v1/schedule/preview",
+                [](const http::Request& r) { return Preview(r); });
+}
+
+}  // namespace chime::api
