@@ -13,6 +13,7 @@
 #include "chime/clock.h"
 #include "chime/cron.h"
 #include "src/api/http_util.h"
+#include "src/api/run_routes.h"
 #include "src/config/job_writer.h"
 #include "src/time/rfc3339.h"
 
@@ -129,18 +130,23 @@ http::Response GetJob(const ReadDeps& deps, const http::Request& request) {
   absl::StatusOr<std::vector<std::string>> parts =
       PathSegments(request.path, "/v1/jobs/");
   if (!parts.ok()) return ProblemFromStatus(parts.status());
-  if (parts->size() != 2 || (*parts)[0].empty() || (*parts)[1].empty()) {
+  if (parts->size() < 2 || (*parts)[0].empty() || (*parts)[1].empty()) {
     return Problem(404, absl::StrCat("no such resource: ", request.path,
                                      " (jobs are /v1/jobs/{namespace}/{id})"));
   }
-  absl::StatusOr<Query> q = Query::Parse(request.query, {});
-  if (!q.ok()) return ProblemFromStatus(q.status());
   const JobKey key{(*parts)[0], (*parts)[1]};
   absl::StatusOr<JobRecord> record = deps.store->GetJob(key, Deadline());
   if (absl::IsNotFound(record.status())) {
     return Problem(404, absl::StrCat("no job ", key.ToString()));
   }
   if (!record.ok()) return ProblemFromStatus(record.status());
+  if (parts->size() > 2) {
+    return internal::JobHistory(
+        *deps.store, *record,
+        std::vector<std::string>(parts->begin() + 2, parts->end()), request);
+  }
+  absl::StatusOr<Query> q = Query::Parse(request.query, {});
+  if (!q.ok()) return ProblemFromStatus(q.status());
   std::optional<absl::Time> next;
   if (absl::StatusOr<absl::Time> t = deps.scheduler->NextFireTime(key); t.ok())
     next = *t;

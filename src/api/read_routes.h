@@ -5,6 +5,8 @@
 //                                  true|false &limit= (1-1000, default 100)
 //                                  &cursor= (the previous page's next_cursor)
 //   GET /v1/jobs/{namespace}/{id}  one job, with its next fire time
+//   GET /v1/jobs/{namespace}/{id}/runs[/{run}], .../missed: its history
+//                                  (run_routes.h)
 //   GET /v1/schedule/preview       ?expression= &zone= &count= (1-1000,
 //                                  default 10) &from= (RFC 3339; default now)
 //                                  &dialect=: the description and the next

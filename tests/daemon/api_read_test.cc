@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/daemon_harness.h"
@@ -45,12 +46,16 @@ jobs:
 
 class ApiReadTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_.Write("jobs/jobs.yaml", kJobs);
+  // Starts the daemon on a jobs directory holding `yaml`.
+  void StartWith(const char* yaml) {
+    dir_.Write("jobs/jobs.yaml", yaml);
     auto d = DaemonProcess::Start(
         {.data_dir = dir_.path() + "/data", .jobs_dir = dir_.path() + "/jobs"});
     ASSERT_TRUE(d.ok()) << d.status();
     daemon_ = *std::move(d);
+  }
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartWith(kJobs));
     // The jobs reach the store behind the load; wait until all are there.
     for (int i = 0; i < 200; ++i) {
       if (Names("/v1/jobs").size() == 5) break;
@@ -182,6 +187,118 @@ TEST_F(ApiReadTest, PreviewRefusesBadInputNamingWhat) {
   EXPECT_EQ(p["detail"], "expression: required");
   p = GetJson("/v1/schedule/preview?expression=%zz", 400);
   EXPECT_THAT(p["detail"].get<std::string>(), HasSubstr("two hex digits"));
+}
+
+constexpr char kRunningJobs[] = R"(
+jobs:
+  - id: hello
+    schedule: "@every 1s"
+    shell: { command: "echo hello-$CHIME_ATTEMPT" }
+  - id: fails
+    schedule: "@every 1s"
+    shell: { command: "echo oops >&2; exit 3" }
+  - id: slow
+    schedule: "@every 1s"
+    overlap: skip
+    shell: { command: "sleep 2.5" }
+)";
+
+class ApiRunsTest : public ApiReadTest {
+ protected:
+  void SetUp() override { StartWith(kRunningJobs); }
+  // Polls `path` (at most 20 s) until its `key` array has `n` items.
+  nlohmann::json WaitForItems(const std::string& path, const std::string& key,
+                              size_t n) {
+    nlohmann::json page;
+    for (int i = 0; i < 200; ++i) {
+      absl::StatusOr<HttpResult> r = daemon_->Get(path);
+      if (r.ok() && r->status == 200) {
+        page = nlohmann::json::parse(r->body);
+        if (page[key].size() >= n) return page;
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    ADD_FAILURE() << path << " never had " << n << " " << key << ": "
+                  << page.dump();
+    return page;
+  }
+};
+
+TEST_F(ApiRunsTest, ListsAJobsRunsNewestFirstAndPages) {
+  WaitForItems("/v1/jobs/default/hello/runs?state=succeeded", "runs", 4);
+  const nlohmann::json three =
+      GetJson("/v1/jobs/default/hello/runs?state=succeeded&limit=3");
+  ASSERT_EQ(three["runs"].size(), 3u);
+  EXPECT_TRUE(three["next_cursor"].is_string());
+  std::vector<std::string> times;
+  for (const auto& run : three["runs"]) {
+    EXPECT_EQ(run["state"], "succeeded");
+    EXPECT_THAT(run["fire_id"].get<std::string>(), StartsWith("hello:1:"));
+    times.push_back(run["scheduled_time"]);
+  }
+  EXPECT_GT(times[0], times[1]);
+  EXPECT_GT(times[1], times[2]);
+  // The second page goes on after the first, without repeating it.
+  const nlohmann::json one =
+      GetJson("/v1/jobs/default/hello/runs?state=succeeded&limit=1");
+  const nlohmann::json next =
+      GetJson("/v1/jobs/default/hello/runs?state=succeeded&limit=1&cursor=" +
+              one["next_cursor"].get<std::string>());
+  ASSERT_EQ(next["runs"].size(), 1u);
+  EXPECT_LT(next["runs"][0]["scheduled_time"],
+            one["runs"][0]["scheduled_time"]);
+}
+
+TEST_F(ApiRunsTest, ARunShowsItsAttemptsOutputAndTransitions) {
+  const nlohmann::json page =
+      WaitForItems("/v1/jobs/default/hello/runs?state=succeeded", "runs", 1);
+  const int64_t id = page["runs"][0]["id"];
+  const nlohmann::json run =
+      GetJson(absl::StrCat("/v1/jobs/default/hello/runs/", id));
+  EXPECT_EQ(run["state"], "succeeded");
+  ASSERT_EQ(run["attempts"].size(), 1u);
+  EXPECT_EQ(run["attempts"][0]["output"], "hello-1\n");
+  EXPECT_EQ(run["attempts"][0]["exit_code"], 0);
+  EXPECT_TRUE(run["attempts"][0]["finished_at"].is_string());
+  std::vector<std::string> to;
+  for (const auto& t : run["transitions"]) to.push_back(t["to"]);
+  EXPECT_THAT(to, ElementsAre("running", "succeeded"));
+
+  const nlohmann::json failed =
+      WaitForItems("/v1/jobs/default/fails/runs?state=failed", "runs", 1);
+  const nlohmann::json f = GetJson(absl::StrCat(
+      "/v1/jobs/default/fails/runs/", failed["runs"][0]["id"].get<int64_t>()));
+  EXPECT_EQ(f["attempts"][0]["exit_code"], 3);
+  EXPECT_EQ(f["attempts"][0]["output"], "oops\n");
+  // A run of another job is not found under this one.
+  const nlohmann::json p =
+      GetJson(absl::StrCat("/v1/jobs/default/fails/runs/", id), 404);
+  EXPECT_EQ(p["detail"], absl::StrCat("no run ", id, " of job fails"));
+}
+
+TEST_F(ApiRunsTest, MissedFiresSayWhy) {
+  // `slow` runs 2.5 s every second with overlap skip: the fires in between
+  // are recorded skipped.
+  const nlohmann::json page =
+      WaitForItems("/v1/jobs/default/slow/missed", "missed", 1);
+  const nlohmann::json& m = page["missed"][0];
+  EXPECT_EQ(m["reason"], "overlap");
+  EXPECT_GE(m["count"].get<int64_t>(), 1);
+  EXPECT_LE(m["first"], m["last"]);
+}
+
+TEST_F(ApiRunsTest, BadHistoryQueriesAreProblems) {
+  nlohmann::json p = GetJson("/v1/jobs/default/hello/runs?state=done", 400);
+  EXPECT_THAT(p["detail"].get<std::string>(),
+              StartsWith("state: \"done\" is not one of pending"));
+  p = GetJson("/v1/jobs/default/hello/runs?from=yesterday", 400);
+  EXPECT_THAT(p["detail"].get<std::string>(), StartsWith("from: "));
+  p = GetJson("/v1/jobs/default/hello/runs?cursor=12", 400);
+  EXPECT_THAT(p["detail"].get<std::string>(), HasSubstr("cursor"));
+  p = GetJson("/v1/jobs/default/hello/runs/abc", 404);
+  p = GetJson("/v1/jobs/default/hello/bogus", 404);
+  p = GetJson("/v1/jobs/default/nope/runs", 404);
+  EXPECT_EQ(p["detail"], "no job nope");
 }
 
 }  // namespace
