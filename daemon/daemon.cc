@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <system_error>
@@ -8,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "src/api/read_routes.h"
+#include "src/api/routes.h"
 #include "src/base/status_macros.h"
 #include "src/exec/http_executor.h"
 #include "src/exec/process_ledger.h"
@@ -111,6 +112,12 @@ absl::Status Daemon::StartAll() {
                    store::SqliteStore::Open(store_options));
   log_.Info("store open",
             {{"data_dir", config_.data_dir}, {"epoch", store->epoch()}});
+  if (::geteuid() == 0) {
+    log_.Warn(
+        "running as root: every job command runs as root unless its job sets "
+        "shell.user; run the daemon as an unprivileged user "
+        "(deploy/chime.service)");
+  }
 
   // The scheduler's hooks need the metrics, and the metrics the scheduler's
   // Stats: the metrics read it through this pointer once it exists.
@@ -167,8 +174,18 @@ absl::Status Daemon::StartAll() {
                           .content_type = std::string(metrics::kContentType),
                           .body = metrics_->Render()};
   });
-  api::AddReadRoutes(http.router,
-                     {.store = store_.get(), .scheduler = scheduler_.get()});
+  auth_ = std::make_unique<api::Authorizer>(config_.api_tokens);
+  api::AddRoutes(
+      http.router,
+      {.store = store_.get(),
+       .scheduler = scheduler_.get(),
+       .auth = auth_.get(),
+       .on_change = [this](absl::string_view what, const JobKey& job,
+                           const std::string& who, const std::string& detail) {
+         log_.Info(
+             what,
+             {{"job", job.ToString()}, {"token", who}, {"detail", detail}});
+       }});
   ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));
   Reload();
   RETURN_IF_ERROR(scheduler_->Start());

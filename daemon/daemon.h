@@ -44,6 +44,7 @@
 #include "daemon/dir_watcher.h"
 #include "daemon/job_sync.h"
 #include "daemon/logger.h"
+#include "src/api/auth.h"
 #include "src/config/daemon_config.h"
 #include "src/core/packed_spec.h"
 #include "src/exec/shell_executor.h"
@@ -88,6 +89,7 @@ class Daemon {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<JobSync> jobs_;
   std::unique_ptr<DirWatcher> watcher_;
+  std::unique_ptr<api::Authorizer> auth_;  // the HTTP handlers use it
   std::unique_ptr<http::HttpServer> http_;
   std::thread housekeeping_;
   std::mutex housekeeping_mu_;

@@ -1,5 +1,3 @@
-#include "src/api/read_routes.h"
-
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +11,7 @@
 #include "chime/clock.h"
 #include "chime/cron.h"
 #include "src/api/http_util.h"
+#include "src/api/routes.h"
 #include "src/api/run_routes.h"
 #include "src/config/job_writer.h"
 #include "src/time/rfc3339.h"
@@ -69,7 +68,7 @@ absl::StatusOr<std::optional<bool>> ParseBool(const Query& q,
       absl::StrCat(name, ": \"", **text, "\" is not true or false"));
 }
 
-http::Response ListJobs(const ReadDeps& deps, const http::Request& request) {
+http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
   absl::StatusOr<Query> q = Query::Parse(
       request.query, {"namespace", "label", "paused", "limit", "cursor"});
   if (!q.ok()) return ProblemFromStatus(q.status());
@@ -126,7 +125,7 @@ http::Response ListJobs(const ReadDeps& deps, const http::Request& request) {
   return JsonResponse(body);
 }
 
-http::Response GetJob(const ReadDeps& deps, const http::Request& request) {
+http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
   absl::StatusOr<std::vector<std::string>> parts =
       PathSegments(request.path, "/v1/jobs/");
   if (!parts.ok()) return ProblemFromStatus(parts.status());
@@ -242,14 +241,24 @@ http::Response Preview(const http::Request& request) {
 
 }  // namespace
 
-void AddReadRoutes(http::Router& router, ReadDeps deps) {
+void AddRoutes(http::Router& router, const ApiDeps& deps) {
+  internal::AddReadRoutes(router, deps);
+  internal::AddActionRoutes(router, deps);
+}
+
+void internal::AddReadRoutes(http::Router& router, const ApiDeps& deps) {
+  const Authorizer& auth = *deps.auth;
   router.Handle("GET", "/v1/jobs",
-                [deps](const http::Request& r) { return ListJobs(deps, r); });
-  router.HandlePrefix("GET", "/v1/jobs/", [deps](const http::Request& r) {
-    return GetJob(deps, r);
-  });
+                auth.Guard(Role::kRead, [deps](const http::Request& r) {
+                  return ListJobs(deps, r);
+                }));
+  router.HandlePrefix("GET", "/v1/jobs/",
+                      auth.Guard(Role::kRead, [deps](const http::Request& r) {
+                        return GetJob(deps, r);
+                      }));
   router.Handle("GET", "/v1/schedule/preview",
-                [](const http::Request& r) { return Preview(r); });
+                auth.Guard(Role::kRead,
+                           [](const http::Request& r) { return Preview(r); }));
 }
 
 }  // namespace chime::api

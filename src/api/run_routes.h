@@ -8,7 +8,7 @@
 //   GET /v1/jobs/{namespace}/{id}/missed        fires that did not run, with
 //                                               the reason: &limit= &cursor=
 //
-// Internal to src/api. Thread-safety: as read_routes.h.
+// Internal to src/api. Thread-safety: as routes.h.
 #ifndef CHIME_SRC_API_RUN_ROUTES_H_
 #define CHIME_SRC_API_RUN_ROUTES_H_
 

@@ -14,6 +14,14 @@
 //   history_check_interval: 10m       # CHIME_HISTORY_CHECK_INTERVAL
 //   log_format: auto                  # CHIME_LOG_FORMAT: auto|json|text
 //   log_level: info                   # CHIME_LOG_LEVEL: debug|info|warn|error
+//   api_tokens:                       # (file only) bearer tokens of the API
+//     - name: ci                      # who; logged with every change
+//       role: write                   # read | write | admin
+//       token_file: /etc/chime/ci.token   # or token: "<at least 16 chars>"
+//
+// Without api_tokens the API needs no token, and `listen` must be a loopback
+// address (127.0.0.0/8, ::1, localhost): an open API on the network would let
+// anyone run commands.
 //
 // Relative directories are relative to the daemon's working directory.
 //
@@ -24,12 +32,23 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace chime::config {
+
+// A bearer token of the REST API (docs/api.md).
+struct ApiToken {
+  enum class Role { kRead, kWrite, kAdmin };
+  std::string name;
+  Role role = Role::kRead;
+  std::string token;  // the secret itself (read from token_file if given)
+
+  friend bool operator==(const ApiToken&, const ApiToken&) = default;
+};
 
 struct DaemonConfig {
   std::string data_dir = "chime-data";
@@ -45,6 +64,7 @@ struct DaemonConfig {
   absl::Duration history_check_interval = absl::Minutes(10);
   std::string log_format = "auto";  // auto: text on a terminal, else json
   std::string log_level = "info";
+  std::vector<ApiToken> api_tokens;
 
   friend bool operator==(const DaemonConfig&, const DaemonConfig&) = default;
 };
@@ -69,6 +89,9 @@ absl::Status ApplyFlags(const std::map<std::string, std::string>& flags,
 
 // Checks the values (also after flags): InvalidArgument naming the key.
 absl::Status ValidateDaemonConfig(const DaemonConfig& config);
+
+// 127.0.0.0/8, ::1 or "localhost" (SplitHostPort's host, brackets removed).
+bool IsLoopback(absl::string_view host);
 
 // "host:port" -> host and port. IPv6 hosts in brackets ("[::1]:8712").
 absl::Status SplitHostPort(absl::string_view listen, std::string* host,

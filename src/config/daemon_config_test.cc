@@ -1,8 +1,10 @@
 #include "src/config/daemon_config.h"
 
+#include <cstdio>
 #include <map>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
@@ -113,6 +115,92 @@ TEST(DaemonConfigTest, FlagsReadValuesAsTheFileDoesAndNameTheFlag) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("--nope: not a setting")));
   EXPECT_EQ(c.shutdown_grace, absl::Hours(24));  // unchanged by the failures
+}
+
+TEST(DaemonConfigTest, ApiTokensFromTheFileInlineOrFromAFile) {
+  const std::string secret_file =
+      ::testing::TempDir() + "/chime_daemon_config_test.token";
+  {
+    std::FILE* f = std::fopen(secret_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("s3cr3t-from-a-file-0123\n", f);
+    std::fclose(f);
+  }
+  DaemonConfig c;
+  ASSERT_THAT(ApplyConfigFile("chime.yaml",
+                              absl::StrCat(R"(
+listen: 0.0.0.0:8712
+api_tokens:
+  - name: ci
+    role: write
+    token: "0123456789abcdef-ci"
+  - name: ops
+    role: admin
+    token_file: )",
+                                           secret_file, R"(
+  - name: grafana
+    token: "0123456789abcdef-ro"
+)"),
+                              &c),
+              IsOk());
+  ASSERT_EQ(c.api_tokens.size(), 3u);
+  EXPECT_EQ(c.api_tokens[0].name, "ci");
+  EXPECT_EQ(c.api_tokens[0].role, ApiToken::Role::kWrite);
+  EXPECT_EQ(c.api_tokens[1].token, "s3cr3t-from-a-file-0123");
+  EXPECT_EQ(c.api_tokens[1].role, ApiToken::Role::kAdmin);
+  EXPECT_EQ(c.api_tokens[2].role, ApiToken::Role::kRead);  // the default
+  // With tokens, a non-loopback address is allowed.
+  EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
+}
+
+TEST(DaemonConfigTest, BadTokensAreRefusedByPlace) {
+  const auto error = [](const std::string& tokens) {
+    DaemonConfig c;
+    absl::Status s =
+        ApplyConfigFile("chime.yaml", "api_tokens:\n" + tokens, &c);
+    EXPECT_TRUE(c.api_tokens.empty());
+    return std::string(s.message());
+  };
+  EXPECT_THAT(error("  - name: a\n    token: short\n"),
+              HasSubstr("chime.yaml:3:12: api_tokens[0].token: a token needs "
+                        "at least 16 characters"));
+  EXPECT_THAT(error("  - name: a\n"),
+              HasSubstr("give exactly one of token, token_file"));
+  EXPECT_THAT(error("  - name: a\n    role: root\n    token: "
+                    "0123456789abcdef\n"),
+              HasSubstr("\"root\" is not one of read, write, admin"));
+  EXPECT_THAT(error("  - name: a\n    token: 0123456789abcdef\n"
+                    "  - name: a\n    token: 0123456789abcdeg\n"),
+              HasSubstr("a token of this name is given above"));
+  EXPECT_THAT(error("  - name: a\n    token: 0123456789abcdef\n"
+                    "  - name: b\n    token: 0123456789abcdef\n"),
+              HasSubstr("the same secret as token \"a\""));
+  EXPECT_THAT(error("  - name: a\n    token_file: /nonexistent/x\n"),
+              HasSubstr("/nonexistent/x: cannot open"));
+  // Not from the environment or the command line.
+  DaemonConfig c;
+  EXPECT_THAT(ApplyFlags({{"api_tokens", "x"}}, &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "--api_tokens: not a setting"));
+}
+
+TEST(DaemonConfigTest, WithoutTokensOnlyLoopbackIsAllowed) {
+  for (const char* listen :
+       {"127.0.0.1:1", "127.0.0.53:1", "[::1]:1", "localhost:1"}) {
+    DaemonConfig c;
+    c.listen = listen;
+    EXPECT_THAT(ValidateDaemonConfig(c), IsOk()) << listen;
+  }
+  for (const char* listen :
+       {"0.0.0.0:8712", "[::]:8712", "10.1.2.3:80", "example.com:80"}) {
+    DaemonConfig c;
+    c.listen = listen;
+    EXPECT_THAT(ValidateDaemonConfig(c),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("is not a loopback address, and no "
+                                   "api_tokens are configured")))
+        << listen;
+  }
 }
 
 TEST(DaemonConfigTest, SplitHostPort) {

@@ -99,6 +99,8 @@ absl::StatusOr<std::vector<FileJob>> ReadText(absl::string_view text) {
   return jobs;
 }
 
+}  // namespace
+
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -119,6 +121,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   ::close(fd);
   return text;
 }
+
+namespace {
 
 bool IsJobFileName(absl::string_view name) {
   return !absl::StartsWith(name, ".") &&

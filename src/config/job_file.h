@@ -83,6 +83,9 @@ absl::StatusOr<std::vector<FileResult>> LoadJobDir(absl::string_view dir);
 // version's keys itself.
 void RejectDuplicateKeys(std::vector<FileResult>* files);
 
+// The whole of a file; errors name the path and the errno's meaning.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
 }  // namespace chime::config
 
 #endif  // CHIME_SRC_CONFIG_JOB_FILE_H_

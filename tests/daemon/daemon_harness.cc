@@ -75,11 +75,28 @@ void TempDir::Write(const std::string& name, const std::string& text) const {
 }
 
 absl::StatusOr<HttpResult> HttpGet(int port, const std::string& path) {
+  return HttpDo(port, "GET", path, {});
+}
+
+absl::StatusOr<HttpResult> HttpDo(int port, const std::string& method,
+                                  const std::string& path,
+                                  const std::vector<std::string>& headers,
+                                  const std::string& body) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return absl::InternalError("curl_easy_init");
   HttpResult result;
   const std::string url = absl::StrCat("http://127.0.0.1:", port, path);
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (method != "GET") {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE,
+                     static_cast<long>(body.size()));
+  }
+  curl_slist* list = nullptr;
+  for (const std::string& h : headers)
+    list = curl_slist_append(list, h.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Append);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
@@ -87,6 +104,7 @@ absl::StatusOr<HttpResult> HttpGet(int port, const std::string& path) {
   const CURLcode rc = curl_easy_perform(curl);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
   curl_easy_cleanup(curl);
+  curl_slist_free_all(list);
   if (rc != CURLE_OK) {
     return absl::UnavailableError(
         absl::StrCat("GET ", url, ": ", curl_easy_strerror(rc)));

@@ -42,6 +42,11 @@ struct HttpResult {
 
 // GET http://127.0.0.1:<port><path>, with a 10 s limit.
 absl::StatusOr<HttpResult> HttpGet(int port, const std::string& path);
+// `method` with `headers` ("Name: value") and `body`, likewise.
+absl::StatusOr<HttpResult> HttpDo(int port, const std::string& method,
+                                  const std::string& path,
+                                  const std::vector<std::string>& headers,
+                                  const std::string& body = "");
 
 class DaemonProcess {
  public:

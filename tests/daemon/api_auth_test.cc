@@ -1,0 +1,109 @@
+// Access to the REST API on the real daemon: bearer tokens from chime.yaml,
+// roles, the operations they allow, and what stays open (health, metrics).
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/daemon/daemon_harness.h"
+
+namespace chime::daemon_test {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kReader[] = "Authorization: Bearer reader-0123456789abcdef";
+constexpr char kWriter[] = "Authorization: Bearer writer-0123456789abcdef";
+
+class ApiAuthTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_.Write("jobs/jobs.yaml", R"(
+jobs:
+  - id: report
+    schedule: "0 0 1 1 *"
+    shell: { command: "echo triggered" }
+)");
+    dir_.Write("chime.yaml", R"(
+api_tokens:
+  - name: grafana
+    role: read
+    token: reader-0123456789abcdef
+  - name: ci
+    role: write
+    token: writer-0123456789abcdef
+)");
+    auto d = DaemonProcess::Start(
+        {.data_dir = dir_.path() + "/data",
+         .jobs_dir = dir_.path() + "/jobs",
+         .args = {"--config", dir_.path() + "/chime.yaml"}});
+    ASSERT_TRUE(d.ok()) << d.status();
+    daemon_ = *std::move(d);
+  }
+  HttpResult Do(const std::string& method, const std::string& path,
+                const std::vector<std::string>& headers) {
+    absl::StatusOr<HttpResult> r =
+        HttpDo(daemon_->port(), method, path, headers);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : HttpResult{};
+  }
+
+  TempDir dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+};
+
+TEST_F(ApiAuthTest, ReadsNeedAToken) {
+  HttpResult r = Do("GET", "/v1/jobs", {});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_THAT(r.body, HasSubstr("this request needs a token"));
+  r = Do("GET", "/v1/jobs", {"Authorization: Bearer not-a-token-at-all"});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_THAT(r.body, HasSubstr("not one of this server's"));
+  r = Do("GET", "/v1/schedule/preview?expression=@daily", {kReader});
+  EXPECT_EQ(r.status, 200) << r.body;
+  // Health and metrics stay open (probes and Prometheus carry no token).
+  EXPECT_EQ(Do("GET", "/healthz", {}).status, 200);
+  EXPECT_EQ(Do("GET", "/metrics", {}).status, 200);
+}
+
+TEST_F(ApiAuthTest, TriggerNeedsTheWriteRoleAndIsLoggedWithTheTokensName) {
+  const std::string trigger = "/v1/jobs/default/report/trigger";
+  HttpResult r = Do("POST", trigger, {kReader});
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(
+      r.body,
+      HasSubstr("token \\\"grafana\\\" has role read; this needs write"));
+  r = Do("POST", trigger, {kWriter});
+  ASSERT_EQ(r.status, 201) << r.body;
+  const nlohmann::json made = nlohmann::json::parse(r.body);
+  const int64_t run = made["run_id"];
+  EXPECT_EQ(made["run"], absl::StrCat("/v1/jobs/default/report/runs/", run));
+  const nlohmann::json logged = daemon_->WaitForMsg("job triggered");
+  ASSERT_FALSE(logged.is_null()) << daemon_->LogText();
+  EXPECT_EQ(logged["token"], "ci");
+  EXPECT_EQ(logged["job"], "report");
+  EXPECT_EQ(logged["detail"], absl::StrCat("run ", run));
+  // The run happens, and its output is there to read.
+  nlohmann::json got;
+  for (int i = 0; i < 100; ++i) {
+    r = Do("GET", made["run"], {kReader});
+    got = nlohmann::json::parse(r.body, nullptr, false);
+    if (r.status == 200 && got["state"] == "succeeded") break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_EQ(got["state"], "succeeded") << got.dump();
+  EXPECT_EQ(got["manual"], true);
+  EXPECT_EQ(got["attempts"][0]["output"], "triggered\n");
+}
+
+TEST_F(ApiAuthTest, UnknownJobsAndOperationsAreNotFound) {
+  HttpResult r = Do("POST", "/v1/jobs/default/nope/trigger", {kWriter});
+  EXPECT_EQ(r.status, 404);
+  EXPECT_THAT(r.body, HasSubstr("no job nope"));
+  r = Do("POST", "/v1/jobs/default/report/explode", {kWriter});
+  EXPECT_EQ(r.status, 404);
+  EXPECT_THAT(r.body, HasSubstr("no such operation"));
+}
+
+}  // namespace
+}  // namespace chime::daemon_test
