@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -98,21 +99,31 @@ http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
   Json jobs = Json::array();
   bool done = false;
   int scanned = 0;
+  // Reads pages of at least kScanPage jobs (a filter may match few of them)
+  // and stops at the limit: the cursor is then the last job looked at.
+  constexpr int kScanPage = 256;
   while (static_cast<int64_t>(jobs.size()) < *limit &&
          scanned < kMaxScannedPerRequest) {
     const int want = static_cast<int>(*limit) - static_cast<int>(jobs.size());
     absl::StatusOr<JobPage> page =
-        deps.store->LoadJobs(after, want, Deadline());
+        deps.store->LoadJobs(after, std::max(want, kScanPage), Deadline());
     if (!page.ok()) return ProblemFromStatus(page.status());
-    for (const JobRecord& record : page->jobs) {
+    bool filled = false;
+    for (size_t i = 0; i < page->jobs.size() && !filled; ++i) {
+      const JobRecord& record = page->jobs[i];
       const JobSpec& spec = record.spec;
+      after = record.id;
+      ++scanned;
       if ((!ns->has_value() || spec.key.name_space == **ns) &&
           (!paused->has_value() || spec.paused == **paused) &&
           LabelsMatch(spec, labels)) {
         jobs.push_back(JobJson(record, std::nullopt));
       }
+      filled = static_cast<int64_t>(jobs.size()) == *limit;
+      // The page's last job ends the listing if the store has no more.
+      if (filled && i + 1 == page->jobs.size() && page->done) done = true;
     }
-    scanned += static_cast<int>(page->jobs.size());
+    if (filled) break;
     after = page->next_after;
     if (page->done) {
       done = true;

@@ -123,6 +123,29 @@ TEST_F(ApiReadTest, PagesWithACursorUntilTheEnd) {
   EXPECT_THAT(all, ElementsAre("ops/a", "ops/b", "c", "d", "ops/e"));
 }
 
+TEST_F(ApiReadTest, FilteredPagesNeitherSkipNorRepeat) {
+  for (const auto& [query, want] :
+       std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"namespace=ops", {"ops/a", "ops/b", "ops/e"}},
+           {"label=team=data", {"ops/a", "c"}},
+           {"paused=false", {"ops/a", "ops/b", "c", "ops/e"}}}) {
+    std::vector<std::string> all;
+    std::string path = "/v1/jobs?limit=1&" + query;
+    int pages = 0;
+    for (; pages < 10; ++pages) {
+      const nlohmann::json page = GetJson(path);
+      for (const auto& job : page["jobs"]) all.push_back(job["name"]);
+      if (page["next_cursor"].is_null()) break;
+      path = "/v1/jobs?limit=1&" + query +
+             "&cursor=" + page["next_cursor"].get<std::string>();
+    }
+    EXPECT_EQ(all, want) << query;
+    // One page per match, and at most one empty page at the end (the
+    // server stops at the limit without looking further).
+    EXPECT_LE(pages + 1, static_cast<int>(want.size()) + 1) << query;
+  }
+}
+
 TEST_F(ApiReadTest, GetsOneJobWithItsNextFireTime) {
   const nlohmann::json job = GetJson("/v1/jobs/ops/a");
   EXPECT_EQ(job["name"], "ops/a");
