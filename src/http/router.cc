@@ -1,5 +1,6 @@
 #include "src/http/router.h"
 
+#include <algorithm>
 #include <exception>
 #include <set>
 
@@ -53,6 +54,27 @@ const Router::Methods* Router::Find(absl::string_view path) const {
     }
   }
   return best;
+}
+
+bool Router::Handles(absl::string_view method, absl::string_view path) const {
+  const Methods* methods = Find(path);
+  if (methods == nullptr) return false;
+  return methods->contains(method) ||
+         (method == "HEAD" && methods->contains("GET"));
+}
+
+std::vector<std::string> Router::Registrations() const {
+  std::vector<std::string> all;
+  for (const auto& [path, methods] : exact_) {
+    for (const auto& [method, handler] : methods)
+      all.push_back(absl::StrCat(method, " ", path));
+  }
+  for (const auto& [prefix, methods] : prefixes_) {
+    for (const auto& [method, handler] : methods)
+      all.push_back(absl::StrCat(method, " ", prefix, "*"));
+  }
+  std::sort(all.begin(), all.end());
+  return all;
 }
 
 Response Router::Route(const Request& request) const {

@@ -84,6 +84,13 @@ class Router {
   // throws.
   Response Route(const Request& request) const;
 
+  // Whether a request `method` `path` would reach a handler (no 404 or 405
+  // of the router's own), without calling it. For checks of documentation.
+  bool Handles(absl::string_view method, absl::string_view path) const;
+  // Every registration, as "METHOD /path" for exact ones and
+  // "METHOD /prefix*" for prefixes, sorted.
+  std::vector<std::string> Registrations() const;
+
  private:
   using Methods = std::map<std::string, Handler, std::less<>>;
   // Methods registered for the path that `path` falls under, or null.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/openapi_doc.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace chime::daemon_test {
@@ -177,6 +178,28 @@ TEST_F(ApiReadTest, ErrorsAreProblemsWithPreciseDetails) {
   EXPECT_EQ(p["detail"], "paused: \"maybe\" is not true or false");
   p = GetJson("/v1/jobs?cursor=xyz", 400);
   EXPECT_THAT(p["detail"].get<std::string>(), HasSubstr("cursor"));
+}
+
+// docs/openapi.yaml's query parameters are the ones the daemon takes (it
+// refuses unknown ones): each is sent on its own to the route.
+TEST_F(ApiReadTest, EveryDocumentedQueryParameterIsAccepted) {
+  absl::StatusOr<std::vector<testing::DocumentedOperation>> ops =
+      testing::ReadOpenApi(CHIME_SOURCE_DIR "/docs/openapi.yaml");
+  ASSERT_TRUE(ops.ok()) << ops.status();
+  int checked = 0;
+  for (const testing::DocumentedOperation& op : *ops) {
+    for (const std::string& param : op.query_params) {
+      const std::string path =
+          absl::StrCat(op.SamplePath("default", "c"), "?", param, "=1");
+      absl::StatusOr<HttpResult> r =
+          HttpDo(daemon_->port(), op.method, path, {});
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_THAT(r->body, Not(HasSubstr("unknown query parameter")))
+          << op.method << " " << path;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 15);
 }
 
 TEST_F(ApiReadTest, PreviewMarksTheDaylightSavingChange) {
