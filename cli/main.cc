@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "cli/app.h"
 #include "cli/cron_command.h"
+#include "cli/job_command.h"
 #include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
@@ -15,5 +16,7 @@ int main(int argc, char** argv) {
                             {
                                 chime::cli::AddCronCommand,
                                 chime::cli::AddServeCommand,
+                                chime::cli::AddJobCommand,
+                                chime::cli::AddRunCommand,
                             });
 }

@@ -33,10 +33,8 @@ api_tokens:
     role: write
     token: writer-0123456789abcdef
 )");
-    auto d = DaemonProcess::Start(
-        {.data_dir = dir_.path() + "/data",
-         .jobs_dir = dir_.path() + "/jobs",
-         .args = {"--config", dir_.path() + "/chime.yaml"}});
+    auto d =
+        DaemonProcess::StartIn(dir_, {"--config", dir_.path() + "/chime.yaml"});
     ASSERT_TRUE(d.ok()) << d.status();
     daemon_ = *std::move(d);
   }

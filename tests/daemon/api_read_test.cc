@@ -50,8 +50,7 @@ class ApiReadTest : public ::testing::Test {
   // Starts the daemon on a jobs directory holding `yaml`.
   void StartWith(const char* yaml) {
     dir_.Write("jobs/jobs.yaml", yaml);
-    auto d = DaemonProcess::Start(
-        {.data_dir = dir_.path() + "/data", .jobs_dir = dir_.path() + "/jobs"});
+    auto d = DaemonProcess::StartIn(dir_);
     ASSERT_TRUE(d.ok()) << d.status();
     daemon_ = *std::move(d);
   }

@@ -64,6 +64,13 @@ class DaemonProcess {
   // Starts the daemon and waits (at most 30 s) until it logs "chime
   // serving", or fails with its log's tail (unless !wait_until_serving).
   static absl::StatusOr<std::unique_ptr<DaemonProcess>> Start(Options options);
+  // Start with data in dir/data and jobs from dir/jobs, and `args`.
+  static absl::StatusOr<std::unique_ptr<DaemonProcess>> StartIn(
+      const TempDir& dir, std::vector<std::string> args = {}) {
+    return Start({.data_dir = dir.path() + "/data",
+                  .jobs_dir = dir.path() + "/jobs",
+                  .args = std::move(args)});
+  }
   // Kills (SIGKILL) the daemon if it still runs.
   ~DaemonProcess();
 

@@ -1,0 +1,29 @@
+// `chime job ...` and `chime run ...`: the daemon's jobs and their runs over
+// the REST API (client.h has the shared options and exit statuses).
+//
+//   chime job list [--namespace NS] [--label k=v]... [--paused true|false]
+//   chime job get NAME            the job as a job file (apply-able YAML),
+//                                 its status as comments
+//   chime job trigger NAME        run it now; prints the run id
+//   chime run list NAME [--state S] [--limit N]
+//   chime run get NAME RUN        the run, its attempts and transitions
+//   chime run logs NAME RUN       the output of its attempts
+//
+// NAME is "namespace/id", or "id" in the default namespace. Every command
+// takes --server, --token and --json (the API's answer as it is).
+//
+// Thread-safety: as app.h.
+#ifndef CHIME_CLI_JOB_COMMAND_H_
+#define CHIME_CLI_JOB_COMMAND_H_
+
+#include "CLI/CLI.hpp"
+#include "cli/app.h"
+
+namespace chime::cli {
+
+void AddJobCommand(CLI::App& app, const Io& io, int* status);
+void AddRunCommand(CLI::App& app, const Io& io, int* status);
+
+}  // namespace chime::cli
+
+#endif  // CHIME_CLI_JOB_COMMAND_H_
