@@ -1,6 +1,6 @@
 // The `chime` command line: the frame that every subcommand plugs into.
 //
-// Each subcommand family (cron; later serve, job, run) lives in its own
+// Each subcommand family (cron, serve, job and run) lives in its own
 // cli/<name>_command.cc and exposes one `Add<Name>Command(CLI::App&, const Io&,
 // int* status)` that declares its subcommands and options on the CLI11 app and,
 // when selected, runs and stores its exit status. `RunCli` builds the top-level
@@ -11,9 +11,12 @@
 //
 // Exit status, for every subcommand:
 //   0  success
-//   1  the command failed at run time (e.g. output could not be written)
+//   1  the command failed at run time (e.g. output could not be written, the
+//      daemon could not be reached)
 //   2  usage error or bad input: unknown option, bad expression, unknown
 //      time zone, bad time
+// The commands that call the daemon's API add 3 (not found), 4 (not
+// allowed) and 5 (conflict): cli/client.h.
 #ifndef CHIME_CLI_APP_H_
 #define CHIME_CLI_APP_H_
 
