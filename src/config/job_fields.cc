@@ -194,12 +194,12 @@ class JobReader {
                                        kMisfireKeys));
         RETURN_IF_ERROR(
             Set(Field(m, "policy"), Enum(kMisfireActions), &misfire.action));
-        RETURN_IF_ERROR(
-            Set(Field(m, "threshold"), Duration, &misfire.threshold));
+        RETURN_IF_ERROR(Set(Field(m, "threshold"), DurationOrUnlimited,
+                            &misfire.threshold));
         RETURN_IF_ERROR(
             Set(Field(m, "max_catchup"), Int, &misfire.max_catchup));
-        RETURN_IF_ERROR(
-            Set(Field(m, "catchup_window"), Duration, &misfire.catchup_window));
+        RETURN_IF_ERROR(Set(Field(m, "catchup_window"), DurationOrUnlimited,
+                            &misfire.catchup_window));
       }
     }
     OverlapPolicy& overlap = spec_.overlap;
@@ -229,8 +229,8 @@ class JobReader {
           Set(Field(m, "initial_backoff"), Duration, &retry.initial_backoff));
       RETURN_IF_ERROR(
           Set(Field(m, "multiplier"), ReadNumber, &retry.multiplier));
-      RETURN_IF_ERROR(
-          Set(Field(m, "max_backoff"), Duration, &retry.max_backoff));
+      RETURN_IF_ERROR(Set(Field(m, "max_backoff"), DurationOrUnlimited,
+                          &retry.max_backoff));
       RETURN_IF_ERROR(Set(Field(m, "max_retry_duration"), DurationOrUnlimited,
                           &retry.max_retry_duration));
       RETURN_IF_ERROR(
@@ -249,7 +249,8 @@ class JobReader {
                                                   kTimeoutKeys));
         RETURN_IF_ERROR(Set(Field(m, "attempt"), DurationOrUnlimited,
                             &timeout.attempt_timeout));
-        RETURN_IF_ERROR(Set(Field(m, "grace"), Duration, &timeout.grace));
+        RETURN_IF_ERROR(
+            Set(Field(m, "grace"), DurationOrUnlimited, &timeout.grace));
       }
     }
     return absl::OkStatus();

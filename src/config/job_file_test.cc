@@ -178,8 +178,9 @@ jobs:
   - id: b
     schedule: "*/5 * * * *"
     shell: [ls, -l, /tmp]
-    timeout: unlimited
-    retry: { max_retry_duration: unlimited }
+    timeout: { attempt: unlimited, grace: unlimited }
+    retry: { max_retry_duration: unlimited, max_backoff: unlimited }
+    misfire: { threshold: unlimited, catchup_window: unlimited }
 )yaml");
   ASSERT_THAT(jobs, IsOk());
   ASSERT_EQ(jobs->size(), 2u);
@@ -193,6 +194,10 @@ jobs:
   const JobSpec& b = (*jobs)[1];
   EXPECT_THAT(b.executor.shell.argv, ElementsAre("ls", "-l", "/tmp"));
   EXPECT_EQ(b.timeout.attempt_timeout, absl::InfiniteDuration());
+  EXPECT_EQ(b.timeout.grace, absl::InfiniteDuration());
+  EXPECT_EQ(b.retry.max_backoff, absl::InfiniteDuration());
+  EXPECT_EQ(b.misfire.threshold, absl::InfiniteDuration());
+  EXPECT_EQ(b.misfire.catchup_window, absl::InfiniteDuration());
   EXPECT_EQ(b.retry.max_retry_duration, absl::InfiniteDuration());
 }
 

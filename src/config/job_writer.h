@@ -44,9 +44,10 @@
 //     the reader rejects the combination;
 //   - durations below a millisecond or not a whole number of them, negative
 //     ones, ones over the reader's limit (10^15 ms), and infinite ones except
-//     for retry.max_retry_duration and timeout.attempt (which read
-//     "unlimited"): written in absl::FormatDuration's form ("1.5ms") or as
-//     "unlimited", which the reader rejects;
+//     where the reader takes "unlimited" (misfire threshold and
+//     catchup_window, retry max_backoff and max_retry_duration, timeout
+//     attempt and grace): written in absl::FormatDuration's form ("1.5ms")
+//     or as "unlimited", which the reader rejects;
 //   - times outside the years 0000-9999 (written as absl::FormatTime does,
 //     rejected); silently, the part of a time below a nanosecond (absl::Time
 //     holds quarter nanoseconds): it is dropped, as time::FormatUtc does;

@@ -176,9 +176,10 @@ void SetPolicies(JobSpec* spec) {
   MisfirePolicy& m = spec->misfire;
   m.action = OneOf(
       {MisfireAction::kSkip, MisfireAction::kRunOnce, MisfireAction::kRunAll});
-  if (Coin()) m.threshold = AnyDuration(0);
+  if (Coin()) m.threshold = Coin() ? absl::InfiniteDuration() : AnyDuration(0);
   if (Coin()) m.max_catchup = *rc::gen::inRange(1, 1 << 30);
-  if (Coin()) m.catchup_window = AnyDuration(1);
+  if (Coin())
+    m.catchup_window = Coin() ? absl::InfiniteDuration() : AnyDuration(1);
   spec->overlap.action = OneOf(
       {OverlapAction::kAllow, OverlapAction::kSkip, OverlapAction::kBufferOne,
        OverlapAction::kBufferAll, OverlapAction::kReplace});
@@ -189,7 +190,7 @@ void SetPolicies(JobSpec* spec) {
     absl::Duration a = AnyDuration(0), b = AnyDuration(0);
     if (b < a) std::swap(a, b);
     r.initial_backoff = a;
-    r.max_backoff = b;
+    r.max_backoff = Coin() ? absl::InfiniteDuration() : b;
     // 1 to 1000: the ends, whole numbers, or in steps of 999 / 2^40.
     constexpr int64_t kSteps = int64_t{1} << 40;
     r.multiplier =
@@ -204,7 +205,7 @@ void SetPolicies(JobSpec* spec) {
   if (Coin()) {
     spec->timeout.attempt_timeout =
         Coin() ? absl::InfiniteDuration() : AnyDuration(1);
-    spec->timeout.grace = AnyDuration(0);
+    spec->timeout.grace = Coin() ? absl::InfiniteDuration() : AnyDuration(0);
   }
   spec->delivery = OneOf({Delivery::kAtMostOnce, Delivery::kAtLeastOnce});
   spec->priority = *rc::gen::arbitrary<int>();

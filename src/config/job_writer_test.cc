@@ -389,9 +389,6 @@ TEST(JobToYaml, WritesWhatTheFormatCannotExpressSoThatTheReaderRefusesIt) {
   sub_ms.jitter = absl::Microseconds(1500);
   EXPECT_EQ(JobToJson(sub_ms)["jitter"], "1.5ms");
   refused(sub_ms, "jitter");
-  JobSpec infinite = ShellJob("true");
-  infinite.misfire.threshold = absl::InfiniteDuration();
-  refused(infinite, "misfire.threshold");
   JobSpec too_long = ShellJob("true");
   too_long.jitter = absl::Milliseconds(1'000'000'000'000'001);
   refused(too_long, "jitter");

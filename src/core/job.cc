@@ -160,6 +160,8 @@ absl::Status core::ValidateJobSpec(
   if (spec.end <= spec.start) return FieldError("end", "must be after start");
   if (spec.jitter < absl::ZeroDuration())
     return FieldError("jitter", "must not be negative");
+  if (spec.jitter == absl::InfiniteDuration())
+    return FieldError("jitter", "must be finite");
   const MisfirePolicy& m = spec.misfire;
   if (m.threshold < absl::ZeroDuration()) {
     return FieldError("misfire.threshold", "must not be negative");
