@@ -15,7 +15,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // Rows printed with each column as wide as its widest cell, two spaces
-// between columns.
+// between columns, no spaces at the ends of lines.
 void PrintTable(const std::vector<std::vector<std::string>>& rows,
                 std::ostream& out) {
   std::vector<size_t> widths;
@@ -31,6 +31,7 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows,
       if (i + 1 < row.size())
         line += std::string(widths[i] - row[i].size() + 2, ' ');
     }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
   }
 }
@@ -57,6 +58,8 @@ struct JobFlags {
   std::string state;
   int limit = 20;
   int64_t run = 0;
+  int count = 5;
+  std::string from;
 };
 
 int JobList(const JobFlags& f, const Io& io) {
@@ -124,6 +127,32 @@ int JobTrigger(const JobFlags& f, const Io& io) {
     io.out << "triggered " << f.name << ": run " << Text((*made)["run_id"])
            << "\n";
   }
+  return kExitOk;
+}
+
+int JobNext(const JobFlags& f, const Io& io) {
+  std::string path = absl::StrCat(JobPath(f.name), "/next?count=", f.count);
+  if (!f.from.empty())
+    absl::StrAppend(&path, "&from=", EncodeQueryValue(f.from));
+  absl::StatusOr<Json> next = CallApi(f.client, "GET", path);
+  if (!next.ok()) return ReportError(next.status(), io);
+  if (f.client.json) {
+    io.out << next->dump(2) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {{"TIME (UTC)", "LOCAL", ""}};
+  for (const Json& fire : (*next)["next"]) {
+    std::string note;
+    if (fire.contains("offset_changed")) {
+      const Json& c = fire["offset_changed"];
+      note = absl::StrCat("offset ", Text(c["before"]), " -> ",
+                          Text(c["after"]), " at ", Text(c["at"]));
+    }
+    rows.push_back({Text(fire["time"]), Text(fire["local"]), note});
+  }
+  PrintTable(rows, io.out);
+  if ((*next)["paused"].get<bool>())
+    io.out << "(paused: these fire times are skipped until it is resumed)\n";
   return kExitOk;
 }
 
@@ -228,6 +257,13 @@ void AddJobCommand(CLI::App& app, const Io& io, int* status) {
       ->callback([f, &io, status] { *status = JobGet(*f, io); });
   Command(job, "trigger", "run a job now", f.get(), &f->name)
       ->callback([f, &io, status] { *status = JobTrigger(*f, io); });
+  CLI::App* next =
+      Command(job, "next", "a job's next fire times", f.get(), &f->name);
+  next->add_option("-n,--count", f->count, "how many (1-1000)")
+      ->check(CLI::Range(1, 1000));
+  next->add_option("--from", f->from,
+                   "after this time (RFC 3339; default now)");
+  next->callback([f, &io, status] { *status = JobNext(*f, io); });
 }
 
 void AddRunCommand(CLI::App& app, const Io& io, int* status) {

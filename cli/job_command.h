@@ -5,6 +5,9 @@
 //   chime job get NAME            the job as a job file (apply-able YAML),
 //                                 its status as comments
 //   chime job trigger NAME        run it now; prints the run id
+//   chime job next NAME [-n N] [--from TIME]
+//                                 its next fire times, daylight-saving changes
+//                                 marked
 //   chime run list NAME [--state S] [--limit N]
 //   chime run get NAME RUN        the run, its attempts and transitions
 //   chime run logs NAME RUN       the output of its attempts

@@ -15,6 +15,7 @@
 #include "src/api/routes.h"
 #include "src/api/run_routes.h"
 #include "src/config/job_writer.h"
+#include "src/core/fire_source.h"
 #include "src/time/rfc3339.h"
 
 namespace chime::api {
@@ -136,6 +137,8 @@ http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
   return JsonResponse(body);
 }
 
+http::Response JobNext(const JobRecord& job, const http::Request& request);
+
 http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
   absl::StatusOr<std::vector<std::string>> parts =
       PathSegments(request.path, "/v1/jobs/");
@@ -150,6 +153,9 @@ http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
     return Problem(404, absl::StrCat("no job ", key.ToString()));
   }
   if (!record.ok()) return ProblemFromStatus(record.status());
+  if (parts->size() == 3 && (*parts)[2] == "next") {
+    return JobNext(*record, request);
+  }
   if (parts->size() > 2) {
     return internal::JobHistory(
         *deps.store, *record,
@@ -170,6 +176,47 @@ std::string Offset(absl::Duration d) {
                          a % 60);
 }
 
+// Fire times as the API shows them: UTC, local in the schedule's zone (UTC
+// without one), and the offset change since the previous one (or `from`).
+Json FiresJson(const std::vector<absl::Time>& times, absl::Time from,
+               const cron::Schedule* schedule) {
+  absl::TimeZone tz = absl::UTCTimeZone();
+  if (schedule != nullptr) absl::LoadTimeZone(schedule->zone_name(), &tz);
+  Json fires = Json::array();
+  absl::Time previous = from;
+  for (absl::Time t : times) {
+    Json fire;
+    fire["time"] = time::FormatUtc(t);
+    fire["local"] = absl::FormatTime("%Y-%m-%dT%H:%M:%S%Ez", t, tz);
+    if (schedule != nullptr) {
+      std::vector<cron::OffsetChange> changes =
+          schedule->OffsetChangesBetween(previous, t);
+      if (!changes.empty()) {
+        Json& change = fire["offset_changed"];
+        change["at"] = time::FormatUtc(changes.back().at);
+        change["before"] = Offset(changes.front().offset_before);
+        change["after"] = Offset(changes.back().offset_after);
+      }
+    }
+    fires.push_back(std::move(fire));
+    previous = t;
+  }
+  return fires;
+}
+
+// The `from` parameter: RFC 3339, default now.
+absl::StatusOr<absl::Time> FromParam(const Query& q) {
+  absl::StatusOr<std::optional<std::string>> text = q.One("from");
+  if (!text.ok()) return text.status();
+  if (!text->has_value()) return absl::Now();
+  absl::StatusOr<absl::Time> t = time::ParseRfc3339(**text);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("from: ", t.status().message()));
+  }
+  return *t;
+}
+
 http::Response Preview(const http::Request& request) {
   absl::StatusOr<Query> q = Query::Parse(
       request.query, {"expression", "zone", "count", "from", "dialect"});
@@ -181,16 +228,9 @@ http::Response Preview(const http::Request& request) {
   if (!zone.ok()) return ProblemFromStatus(zone.status());
   absl::StatusOr<int64_t> count = q->Int("count", 10, 1, 1000);
   if (!count.ok()) return ProblemFromStatus(count.status());
-  absl::StatusOr<std::optional<std::string>> from_text = q->One("from");
-  if (!from_text.ok()) return ProblemFromStatus(from_text.status());
-  absl::Time from = absl::Now();
-  if (from_text->has_value()) {
-    absl::StatusOr<absl::Time> t = time::ParseRfc3339(**from_text);
-    if (!t.ok()) {
-      return Problem(400, absl::StrCat("from: ", t.status().message()));
-    }
-    from = *t;
-  }
+  absl::StatusOr<absl::Time> from_param = FromParam(*q);
+  if (!from_param.ok()) return ProblemFromStatus(from_param.status());
+  const absl::Time from = *from_param;
   absl::StatusOr<std::optional<std::string>> dialect = q->One("dialect");
   if (!dialect.ok()) return ProblemFromStatus(dialect.status());
   cron::ParseOptions options;
@@ -223,30 +263,38 @@ http::Response Preview(const http::Request& request) {
                                                               : "expression: ",
                           schedule.status().message()));
   }
-  absl::TimeZone tz;
-  absl::LoadTimeZone(schedule->zone_name(), &tz);
-  Json next = Json::array();
-  absl::Time previous = from;
-  for (absl::Time t : schedule->NextN(from, static_cast<int>(*count))) {
-    Json fire;
-    fire["time"] = time::FormatUtc(t);
-    fire["local"] = absl::FormatTime("%Y-%m-%dT%H:%M:%S%Ez", t, tz);
-    std::vector<cron::OffsetChange> changes =
-        schedule->OffsetChangesBetween(previous, t);
-    if (!changes.empty()) {
-      Json& change = fire["offset_changed"];
-      change["at"] = time::FormatUtc(changes.back().at);
-      change["before"] = Offset(changes.front().offset_before);
-      change["after"] = Offset(changes.back().offset_after);
-    }
-    next.push_back(std::move(fire));
-    previous = t;
-  }
   Json body;
   body["expression"] = schedule->expression();
   body["zone"] = schedule->zone_name();
   body["description"] = schedule->Describe();
-  body["next"] = std::move(next);
+  body["next"] = FiresJson(schedule->NextN(from, static_cast<int>(*count)),
+                           from, &*schedule);
+  return JsonResponse(body);
+}
+
+http::Response JobNext(const JobRecord& job, const http::Request& request) {
+  absl::StatusOr<Query> q = Query::Parse(request.query, {"count", "from"});
+  if (!q.ok()) return ProblemFromStatus(q.status());
+  absl::StatusOr<int64_t> count = q->Int("count", 10, 1, 1000);
+  if (!count.ok()) return ProblemFromStatus(count.status());
+  absl::StatusOr<absl::Time> from = FromParam(*q);
+  if (!from.ok()) return ProblemFromStatus(from.status());
+  absl::StatusOr<core::FireSource> source = core::FireSource::Create(job.spec);
+  if (!source.ok()) return ProblemFromStatus(source.status());
+  std::vector<absl::Time> times;
+  for (absl::Time t = *from; static_cast<int64_t>(times.size()) < *count;) {
+    t = source->Next(t);
+    if (t == absl::InfiniteFuture()) break;
+    times.push_back(t);
+  }
+  Json body;
+  body["name"] = job.spec.key.ToString();
+  body["paused"] = job.spec.paused;
+  if (const cron::Schedule* s = source->schedule()) {
+    body["zone"] = s->zone_name();
+    body["description"] = s->Describe();
+  }
+  body["next"] = FiresJson(times, *from, source->schedule());
   return JsonResponse(body);
 }
 

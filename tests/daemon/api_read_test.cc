@@ -123,6 +123,24 @@ TEST_F(ApiReadTest, PagesWithACursorUntilTheEnd) {
   EXPECT_THAT(all, ElementsAre("ops/a", "ops/b", "c", "d", "ops/e"));
 }
 
+TEST_F(ApiReadTest, AJobsNextFireTimesFollowItsZoneAcrossDaylightSaving) {
+  // ops/a runs at 03:00 Europe/Berlin, which springs forward on 2026-03-29.
+  const nlohmann::json n =
+      GetJson("/v1/jobs/ops/a/next?from=2026-03-27T12:00:00Z&count=3");
+  EXPECT_EQ(n["name"], "ops/a");
+  EXPECT_EQ(n["zone"], "Europe/Berlin");
+  ASSERT_EQ(n["next"].size(), 3u);
+  EXPECT_EQ(n["next"][0]["time"], "2026-03-28T02:00:00Z");
+  EXPECT_EQ(n["next"][0]["local"], "2026-03-28T03:00:00+01:00");
+  EXPECT_EQ(n["next"][1]["time"], "2026-03-29T01:00:00Z");
+  EXPECT_EQ(n["next"][1]["local"], "2026-03-29T03:00:00+02:00");
+  EXPECT_EQ(n["next"][1]["offset_changed"]["after"], "+02:00");
+  EXPECT_EQ(n["next"][2]["time"], "2026-03-30T01:00:00Z");
+  EXPECT_EQ(GetJson("/v1/jobs/default/d/next?count=1")["paused"], true);
+  EXPECT_EQ(GetJson("/v1/jobs/ops/a/next?count=0", 400)["detail"],
+            "count: 0 is outside 1..1000");
+}
+
 TEST_F(ApiReadTest, FilteredPagesNeitherSkipNorRepeat) {
   for (const auto& [query, want] :
        std::vector<std::pair<std::string, std::vector<std::string>>>{

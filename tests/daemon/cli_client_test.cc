@@ -112,6 +112,17 @@ TEST_F(CliClientTest, JobGetPrintsAJobFileWithItsStatusAsComments) {
               HasSubstr("retry: { max_attempts: 3, initial_backoff: 10s }"));
 }
 
+TEST_F(CliClientTest, JobNextMarksTheDaylightSavingChange) {
+  const Result r = Chime({"job", "next", "ops/report", "-n", "2", "--from",
+                          "2026-03-27T12:00:00Z", "--token", kReader});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "TIME (UTC)            LOCAL\n"
+            "2026-03-28T01:30:00Z  2026-03-28T02:30:00+01:00\n"
+            "2026-03-29T01:00:00Z  2026-03-29T03:00:00+02:00  offset +01:00 "
+            "-> +02:00 at 2026-03-29T01:00:00Z\n");
+}
+
 TEST_F(CliClientTest, TriggerThenRunListGetAndLogs) {
   const Result t = Chime({"job", "trigger", "ops/report", "--token", kWriter});
   ASSERT_EQ(t.status, 0) << t.err;
