@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "src/time/rfc3339.h"
 
 namespace chime::api {
 namespace {
@@ -149,6 +150,28 @@ absl::StatusOr<int64_t> Query::Int(absl::string_view name, int64_t fallback,
         absl::StrCat(name, ": ", value, " is outside ", min, "..", max));
   }
   return value;
+}
+
+absl::StatusOr<absl::Time> Query::Time(absl::string_view name,
+                                       absl::Time fallback) const {
+  absl::StatusOr<std::optional<std::string>> text = One(name);
+  if (!text.ok()) return text.status();
+  if (!text->has_value()) return fallback;
+  absl::StatusOr<absl::Time> t = time::ParseRfc3339(**text);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", t.status().message()));
+  }
+  return *t;
+}
+
+MonoTime StoreDeadline() {
+  return RealClock::Get().MonoNow() + absl::Seconds(5);
+}
+
+nlohmann::ordered_json TimeOrNull(absl::Time t) {
+  if (t == absl::InfiniteFuture() || t == absl::InfinitePast()) return nullptr;
+  return time::FormatUtc(t);
 }
 
 absl::StatusOr<std::vector<std::string>> PathSegments(

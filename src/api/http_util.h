@@ -21,6 +21,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "chime/clock.h"
 #include "nlohmann/json.hpp"
 #include "src/http/router.h"
 
@@ -55,10 +57,20 @@ class Query {
   // InvalidArgument naming the parameter otherwise.
   absl::StatusOr<int64_t> Int(absl::string_view name, int64_t fallback,
                               int64_t min, int64_t max) const;
+  // `name` as an RFC 3339 time, or `fallback` when absent.
+  absl::StatusOr<absl::Time> Time(absl::string_view name,
+                                  absl::Time fallback) const;
 
  private:
   std::multimap<std::string, std::string, std::less<>> values_;
 };
+
+// The deadline of a store read made by a route: 5 s from now (a store that
+// does not answer in time makes the route answer 503).
+MonoTime StoreDeadline();
+
+// An RFC 3339 UTC time, or JSON null for an infinite one.
+nlohmann::ordered_json TimeOrNull(absl::Time t);
 
 // Percent-decodes `text` ('+' stays '+'); InvalidArgument on a bad escape.
 absl::StatusOr<std::string> PercentDecode(absl::string_view text);

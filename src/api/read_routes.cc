@@ -23,18 +23,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// How long a read may wait for the store.
-constexpr absl::Duration kStoreTimeout = absl::Seconds(5);
 // A filtered listing reads at most this many jobs per request; a page may
 // come back short, with a cursor to go on from.
 constexpr int kMaxScannedPerRequest = 20'000;
-
-MonoTime Deadline() { return RealClock::Get().MonoNow() + kStoreTimeout; }
-
-Json TimeOrNull(absl::Time t) {
-  if (t == absl::InfiniteFuture() || t == absl::InfinitePast()) return nullptr;
-  return time::FormatUtc(t);
-}
 
 Json JobJson(const JobRecord& record, std::optional<absl::Time> next_fire) {
   Json j;
@@ -107,7 +98,7 @@ http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
          scanned < kMaxScannedPerRequest) {
     const int want = static_cast<int>(*limit) - static_cast<int>(jobs.size());
     absl::StatusOr<JobPage> page =
-        deps.store->LoadJobs(after, std::max(want, kScanPage), Deadline());
+        deps.store->LoadJobs(after, std::max(want, kScanPage), StoreDeadline());
     if (!page.ok()) return ProblemFromStatus(page.status());
     bool filled = false;
     for (size_t i = 0; i < page->jobs.size() && !filled; ++i) {
@@ -148,7 +139,7 @@ http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
                                      " (jobs are /v1/jobs/{namespace}/{id})"));
   }
   const JobKey key{(*parts)[0], (*parts)[1]};
-  absl::StatusOr<JobRecord> record = deps.store->GetJob(key, Deadline());
+  absl::StatusOr<JobRecord> record = deps.store->GetJob(key, StoreDeadline());
   if (absl::IsNotFound(record.status())) {
     return Problem(404, absl::StrCat("no job ", key.ToString()));
   }
@@ -204,19 +195,6 @@ Json FiresJson(const std::vector<absl::Time>& times, absl::Time from,
   return fires;
 }
 
-// The `from` parameter: RFC 3339, default now.
-absl::StatusOr<absl::Time> FromParam(const Query& q) {
-  absl::StatusOr<std::optional<std::string>> text = q.One("from");
-  if (!text.ok()) return text.status();
-  if (!text->has_value()) return absl::Now();
-  absl::StatusOr<absl::Time> t = time::ParseRfc3339(**text);
-  if (!t.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("from: ", t.status().message()));
-  }
-  return *t;
-}
-
 http::Response Preview(const http::Request& request) {
   absl::StatusOr<Query> q = Query::Parse(
       request.query, {"expression", "zone", "count", "from", "dialect"});
@@ -228,7 +206,7 @@ http::Response Preview(const http::Request& request) {
   if (!zone.ok()) return ProblemFromStatus(zone.status());
   absl::StatusOr<int64_t> count = q->Int("count", 10, 1, 1000);
   if (!count.ok()) return ProblemFromStatus(count.status());
-  absl::StatusOr<absl::Time> from_param = FromParam(*q);
+  absl::StatusOr<absl::Time> from_param = q->Time("from", absl::Now());
   if (!from_param.ok()) return ProblemFromStatus(from_param.status());
   const absl::Time from = *from_param;
   absl::StatusOr<std::optional<std::string>> dialect = q->One("dialect");
@@ -277,7 +255,7 @@ http::Response JobNext(const JobRecord& job, const http::Request& request) {
   if (!q.ok()) return ProblemFromStatus(q.status());
   absl::StatusOr<int64_t> count = q->Int("count", 10, 1, 1000);
   if (!count.ok()) return ProblemFromStatus(count.status());
-  absl::StatusOr<absl::Time> from = FromParam(*q);
+  absl::StatusOr<absl::Time> from = q->Time("from", absl::Now());
   if (!from.ok()) return ProblemFromStatus(from.status());
   absl::StatusOr<core::FireSource> source = core::FireSource::Create(job.spec);
   if (!source.ok()) return ProblemFromStatus(source.status());

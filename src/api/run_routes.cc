@@ -23,15 +23,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr absl::Duration kStoreTimeout = absl::Seconds(5);
-
-MonoTime Deadline() { return RealClock::Get().MonoNow() + kStoreTimeout; }
-
-Json TimeOrNull(absl::Time t) {
-  if (t == absl::InfiniteFuture() || t == absl::InfinitePast()) return nullptr;
-  return time::FormatUtc(t);
-}
-
 std::string FireId(const JobRecord& job, const FireRef& fire) {
   return FireKey{job.spec.key, fire.generation, fire.scheduled_time,
                  fire.manual}
@@ -73,19 +64,6 @@ absl::StatusOr<std::vector<int64_t>> CursorNumbers(absl::string_view text,
   return numbers;
 }
 
-absl::StatusOr<absl::Time> TimeParam(const Query& q, absl::string_view name,
-                                     absl::Time fallback) {
-  absl::StatusOr<std::optional<std::string>> text = q.One(name);
-  if (!text.ok()) return text.status();
-  if (!text->has_value()) return fallback;
-  absl::StatusOr<absl::Time> t = time::ParseRfc3339(**text);
-  if (!t.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": ", t.status().message()));
-  }
-  return *t;
-}
-
 absl::StatusOr<std::optional<RunState>> StateParam(const Query& q) {
   absl::StatusOr<std::optional<std::string>> text = q.One("state");
   if (!text.ok()) return text.status();
@@ -112,9 +90,9 @@ http::Response ListRuns(Store& store, const JobRecord& job,
   absl::StatusOr<std::optional<RunState>> state = StateParam(*q);
   RETURN_PROBLEM_IF_ERROR(state.status());
   query.state = *state;
-  absl::StatusOr<absl::Time> from = TimeParam(*q, "from", absl::InfinitePast());
+  absl::StatusOr<absl::Time> from = q->Time("from", absl::InfinitePast());
   RETURN_PROBLEM_IF_ERROR(from.status());
-  absl::StatusOr<absl::Time> to = TimeParam(*q, "to", absl::InfiniteFuture());
+  absl::StatusOr<absl::Time> to = q->Time("to", absl::InfiniteFuture());
   RETURN_PROBLEM_IF_ERROR(to.status());
   query.from = *from;
   query.to = *to;
@@ -129,7 +107,7 @@ http::Response ListRuns(Store& store, const JobRecord& job,
     query.after =
         RunCursor{time::NanosToTime((*n)[0]), static_cast<RunId>((*n)[1])};
   }
-  absl::StatusOr<RunPage> page = store.ListRuns(query, Deadline());
+  absl::StatusOr<RunPage> page = store.ListRuns(query, StoreDeadline());
   RETURN_PROBLEM_IF_ERROR(page.status());
   Json runs = Json::array();
   for (const RunRecord& run : page->runs) runs.push_back(RunJson(job, run));
@@ -149,7 +127,7 @@ http::Response GetRun(Store& store, const JobRecord& job,
     return Problem(404, absl::StrCat("no run ", id_text, " of job ",
                                      job.spec.key.ToString()));
   }
-  absl::StatusOr<RunDetail> detail = store.GetRun(id, Deadline());
+  absl::StatusOr<RunDetail> detail = store.GetRun(id, StoreDeadline());
   if ((detail.ok() && detail->run.fire.job != job.id) ||
       absl::IsNotFound(detail.status())) {
     return Problem(
@@ -202,8 +180,8 @@ http::Response ListMissed(Store& store, const JobRecord& job,
     after = MissedCursor{time::NanosToTime((*n)[0]),
                          static_cast<MissReason>((*n)[1]), (*n)[2]};
   }
-  absl::StatusOr<MissedPage> page =
-      store.ListMissed(job.id, after, static_cast<int>(*limit), Deadline());
+  absl::StatusOr<MissedPage> page = store.ListMissed(
+      job.id, after, static_cast<int>(*limit), StoreDeadline());
   RETURN_PROBLEM_IF_ERROR(page.status());
   Json missed = Json::array();
   for (const MissedRecord& m : page->records) {
