@@ -393,9 +393,6 @@ class Plan {
   // The next scheduled fire of a job (InfiniteFuture if none or paused).
   absl::Time NextFireTime(const JobKey& key) const;
   int64_t Generation(const JobKey& key) const;
-  // The job's spec as the Plan has it (paused included); nullopt if unknown.
-  // Unpacked on each call (a few microseconds).
-  std::optional<JobSpec> Spec(const JobKey& key) const;
   // The job's spec as given to UpsertJob (its `paused` as given there), and
   // whether the job is paused now; null / false if unknown.
   const PackedSpec* Packed(const JobKey& key) const;

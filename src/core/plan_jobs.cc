@@ -276,14 +276,6 @@ absl::Time Plan::NextFireTime(const JobKey& key) const {
   return job->next_fire;
 }
 
-std::optional<JobSpec> Plan::Spec(const JobKey& key) const {
-  const Job* job = Find(key);
-  if (job == nullptr) return std::nullopt;
-  JobSpec spec = job->packed.Unpack();
-  spec.paused = job->paused;
-  return spec;
-}
-
 const PackedSpec* Plan::Packed(const JobKey& key) const {
   const Job* job = Find(key);
   return job == nullptr ? nullptr : &job->packed;

@@ -1,6 +1,8 @@
 // The HTTP executor: each attempt of a job with an HttpExecutorSpec is one
 // HTTP request, made with libcurl on the worker thread that runs the attempt.
-// The daemon wraps it with MakeHttpFunction; RunHttp is the attempt itself.
+// RunHttp is the attempt itself (the daemon calls it with the spec it unpacks
+// for each attempt); MakeHttpFunction makes a JobFunction of a spec for
+// library users.
 //
 // What is sent:
 //   - `spec.method` to `spec.url` (http:// or https:// only), `spec.headers`

@@ -1,7 +1,8 @@
 // The shell executor: runs one attempt of a job as a child process
-// (chime/job.h, ShellExecutorSpec). The daemon wraps each shell job's spec
-// into a JobFunction (MakeShellFunction); the scheduler calls it on a worker
-// thread, which blocks until the child and everything it started are gone.
+// (chime/job.h, ShellExecutorSpec). The daemon calls RunShell with the spec it
+// unpacks for each attempt (library users can make a JobFunction of a spec
+// with MakeShellFunction); the scheduler runs it on a worker thread, which
+// blocks until the child and everything it started are gone.
 //
 // The child:
 //   - is `argv` run directly (argv[0] looked up in the child's PATH when it
