@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,24 @@ struct JobFlags {
   std::string from;
 };
 
+// One API call for a command: the answer, or nullopt when the command is
+// done with it -- the error reported (*exit is its status) or, with --json,
+// the answer printed as it is (*exit is 0).
+std::optional<Json> Fetch(const JobFlags& f, const std::string& method,
+                          const std::string& path, const Io& io, int* exit) {
+  absl::StatusOr<Json> answer = CallApi(f.client, method, path);
+  if (!answer.ok()) {
+    *exit = ReportError(answer.status(), io);
+    return std::nullopt;
+  }
+  if (f.client.json) {
+    io.out << answer->dump(2) << "\n";
+    *exit = kExitOk;
+    return std::nullopt;
+  }
+  return *std::move(answer);
+}
+
 int JobList(const JobFlags& f, const Io& io) {
   std::string query;
   if (!f.name_space.empty())
@@ -101,12 +120,9 @@ int JobList(const JobFlags& f, const Io& io) {
 }
 
 int JobGet(const JobFlags& f, const Io& io) {
-  absl::StatusOr<Json> job = CallApi(f.client, "GET", JobPath(f.name));
-  if (!job.ok()) return ReportError(job.status(), io);
-  if (f.client.json) {
-    io.out << job->dump(2) << "\n";
-    return kExitOk;
-  }
+  int exit = kExitOk;
+  std::optional<Json> job = Fetch(f, "GET", JobPath(f.name), io, &exit);
+  if (!job.has_value()) return exit;
   // The status as comments: what is printed is still a job file.
   const Json& st = (*job)["status"];
   io.out << "# " << Text((*job)["name"]) << ": generation "
@@ -118,15 +134,12 @@ int JobGet(const JobFlags& f, const Io& io) {
 }
 
 int JobTrigger(const JobFlags& f, const Io& io) {
-  absl::StatusOr<Json> made =
-      CallApi(f.client, "POST", JobPath(f.name) + "/trigger");
-  if (!made.ok()) return ReportError(made.status(), io);
-  if (f.client.json) {
-    io.out << made->dump(2) << "\n";
-  } else {
-    io.out << "triggered " << f.name << ": run " << Text((*made)["run_id"])
-           << "\n";
-  }
+  int exit = kExitOk;
+  std::optional<Json> made =
+      Fetch(f, "POST", JobPath(f.name) + "/trigger", io, &exit);
+  if (!made.has_value()) return exit;
+  io.out << "triggered " << f.name << ": run " << Text((*made)["run_id"])
+         << "\n";
   return kExitOk;
 }
 
@@ -134,12 +147,9 @@ int JobNext(const JobFlags& f, const Io& io) {
   std::string path = absl::StrCat(JobPath(f.name), "/next?count=", f.count);
   if (!f.from.empty())
     absl::StrAppend(&path, "&from=", EncodeQueryValue(f.from));
-  absl::StatusOr<Json> next = CallApi(f.client, "GET", path);
-  if (!next.ok()) return ReportError(next.status(), io);
-  if (f.client.json) {
-    io.out << next->dump(2) << "\n";
-    return kExitOk;
-  }
+  int exit = kExitOk;
+  std::optional<Json> next = Fetch(f, "GET", path, io, &exit);
+  if (!next.has_value()) return exit;
   std::vector<std::vector<std::string>> rows = {{"TIME (UTC)", "LOCAL", ""}};
   for (const Json& fire : (*next)["next"]) {
     std::string note;
@@ -160,12 +170,9 @@ int RunList(const JobFlags& f, const Io& io) {
   std::string path = absl::StrCat(JobPath(f.name), "/runs?limit=", f.limit);
   if (!f.state.empty())
     absl::StrAppend(&path, "&state=", EncodeQueryValue(f.state));
-  absl::StatusOr<Json> page = CallApi(f.client, "GET", path);
-  if (!page.ok()) return ReportError(page.status(), io);
-  if (f.client.json) {
-    io.out << page->dump(2) << "\n";
-    return kExitOk;
-  }
+  int exit = kExitOk;
+  std::optional<Json> page = Fetch(f, "GET", path, io, &exit);
+  if (!page.has_value()) return exit;
   std::vector<std::vector<std::string>> rows = {
       {"RUN", "SCHEDULED", "STATE", "ATTEMPT", "DETAIL"}};
   for (const Json& run : (*page)["runs"]) {
@@ -178,13 +185,10 @@ int RunList(const JobFlags& f, const Io& io) {
 }
 
 int RunGet(const JobFlags& f, const Io& io, bool logs_only) {
-  absl::StatusOr<Json> run =
-      CallApi(f.client, "GET", absl::StrCat(JobPath(f.name), "/runs/", f.run));
-  if (!run.ok()) return ReportError(run.status(), io);
-  if (f.client.json) {
-    io.out << run->dump(2) << "\n";
-    return kExitOk;
-  }
+  int exit = kExitOk;
+  std::optional<Json> run = Fetch(
+      f, "GET", absl::StrCat(JobPath(f.name), "/runs/", f.run), io, &exit);
+  if (!run.has_value()) return exit;
   const Json& attempts = (*run)["attempts"];
   if (logs_only) {
     for (const Json& a : attempts) {

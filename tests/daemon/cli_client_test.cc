@@ -110,6 +110,10 @@ TEST_F(CliClientTest, JobGetPrintsAJobFileWithItsStatusAsComments) {
                                "zone: Europe/Berlin\n"));
   EXPECT_THAT(r.out,
               HasSubstr("retry: { max_attempts: 3, initial_backoff: 10s }"));
+  const Result json =
+      Chime({"job", "get", "ops/report", "--json", "--token", kReader});
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["spec"]["zone"], "Europe/Berlin");
 }
 
 TEST_F(CliClientTest, JobNextMarksTheDaylightSavingChange) {
