@@ -89,13 +89,15 @@ TEST(PackedSpec, CopiesShareTheBytes) {
 }
 
 TEST(PackedSpec, DamagedBytesAreDataLossNeverACrash) {
-  const std::string bytes = std::string(PackedSpec::Pack(EveryFieldSet()).bytes());
+  const std::string bytes =
+      std::string(PackedSpec::Pack(EveryFieldSet()).bytes());
   EXPECT_THAT(PackedSpec::FromBytes(bytes + "\x7f"),
               StatusIs(absl::StatusCode::kDataLoss));
   // Field numbers must ascend: the key's two fields swapped.
   EXPECT_THAT(PackedSpec::Decode(std::string("\x02\x01x\x01\x01y", 6)),
-              StatusIs(absl::StatusCode::kDataLoss, "packed job spec: field 1 "
-                                                    "after field 2"));
+              StatusIs(absl::StatusCode::kDataLoss,
+                       "packed job spec: field 1 "
+                       "after field 2"));
   // An enum value this binary does not know (field 3, trigger kind).
   EXPECT_THAT(PackedSpec::Decode(std::string("\x03\x05", 2)),
               StatusIs(absl::StatusCode::kDataLoss,
