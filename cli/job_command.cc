@@ -8,34 +8,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/client.h"
+#include "cli/stream_command.h"
+#include "src/config/job_file.h"
+#include "src/config/job_writer.h"
 #include "src/config/yaml_writer.h"
 
 namespace chime::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Rows printed with each column as wide as its widest cell, two spaces
-// between columns, no spaces at the ends of lines.
-void PrintTable(const std::vector<std::vector<std::string>>& rows,
-                std::ostream& out) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()));
-    for (size_t i = 0; i < row.size(); ++i)
-      widths[i] = std::max(widths[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size())
-        line += std::string(widths[i] - row[i].size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  }
-}
 
 std::string Text(const Json& j) {
   if (j.is_null()) return "-";
@@ -57,18 +38,22 @@ struct JobFlags {
   std::vector<std::string> labels;
   std::string paused;
   std::string state;
+  bool dead = false;    // run list: the dead letters
+  bool follow = false;  // run logs: the running attempt's output as it comes
   int limit = 20;
   int64_t run = 0;
   int count = 5;
   std::string from;
+  std::string file;  // apply -f
 };
 
 // One API call for a command: the answer, or nullopt when the command is
 // done with it -- the error reported (*exit is its status) or, with --json,
 // the answer printed as it is (*exit is 0).
 std::optional<Json> Fetch(const JobFlags& f, const std::string& method,
-                          const std::string& path, const Io& io, int* exit) {
-  absl::StatusOr<Json> answer = CallApi(f.client, method, path);
+                          const std::string& path, const Io& io, int* exit,
+                          const std::string& body = "") {
+  absl::StatusOr<Json> answer = CallApi(f.client, method, path, body);
   if (!answer.ok()) {
     *exit = ReportError(answer.status(), io);
     return std::nullopt;
@@ -143,6 +128,58 @@ int JobTrigger(const JobFlags& f, const Io& io) {
   return kExitOk;
 }
 
+// Pause, resume and delete: one call, one line.
+int JobChange(const JobFlags& f, const Io& io, const std::string& what) {
+  int exit = kExitOk;
+  const bool del = what == "delete";
+  std::optional<Json> job =
+      Fetch(f, del ? "DELETE" : "POST",
+            del ? JobPath(f.name) : absl::StrCat(JobPath(f.name), "/", what),
+            io, &exit);
+  if (!job.has_value()) return exit;
+  io.out << f.name << ": " << (del ? "deleted" : what + "d") << "\n";
+  return kExitOk;
+}
+
+// The jobs of a job file, each created or replaced (PUT). The file is read
+// here first, so its errors point into it and nothing is sent; then every
+// job is sent, and the exit status is the first failure's.
+int JobApply(const JobFlags& f, const Io& io) {
+  absl::StatusOr<std::string> text = config::ReadFile(f.file);
+  if (!text.ok())
+    return ReportError(absl::InvalidArgumentError(text.status().message()), io);
+  absl::StatusOr<std::vector<JobSpec>> jobs =
+      config::ParseJobFile(f.file, *text);
+  if (!jobs.ok()) return ReportError(jobs.status(), io);
+  int status = kExitOk;
+  Json answers = Json::array();
+  for (const JobSpec& spec : *jobs) {
+    const std::string name = spec.key.ToString();
+    const std::string path =
+        absl::StrCat("/v1/jobs/", EncodeQueryValue(spec.key.name_space), "/",
+                     EncodeQueryValue(spec.key.id));
+    absl::StatusOr<Json> job =
+        CallApi(f.client, "PUT", path, config::JobToJson(spec).dump());
+    if (!job.ok()) {
+      const int exit = ReportError(
+          absl::Status(job.status().code(),
+                       absl::StrCat(name, ": ", job.status().message())),
+          io);
+      if (status == kExitOk) status = exit;
+      continue;
+    }
+    if (f.client.json) {
+      answers.push_back(*std::move(job));
+      continue;
+    }
+    io.out << name << ": applied (revision "
+           << Text((*job)["status"]["revision"]) << ", generation "
+           << Text((*job)["status"]["generation"]) << ")\n";
+  }
+  if (f.client.json) io.out << Json{{"jobs", answers}}.dump(2) << "\n";
+  return status;
+}
+
 int JobNext(const JobFlags& f, const Io& io) {
   std::string path = absl::StrCat(JobPath(f.name), "/next?count=", f.count);
   if (!f.from.empty())
@@ -166,21 +203,63 @@ int JobNext(const JobFlags& f, const Io& io) {
   return kExitOk;
 }
 
+// A job's runs, or without a job every job's (GET /v1/runs) or the dead
+// letters (GET /v1/dead-letters), newest first: up to --limit of them,
+// following next_cursor past short pages (a namespace filter gives some).
 int RunList(const JobFlags& f, const Io& io) {
-  std::string path = absl::StrCat(JobPath(f.name), "/runs?limit=", f.limit);
+  const bool every_job = f.name.empty();
+  std::string path = every_job ? (f.dead ? "/v1/dead-letters" : "/v1/runs")
+                               : JobPath(f.name) + "/runs";
+  std::string query;
   if (!f.state.empty())
-    absl::StrAppend(&path, "&state=", EncodeQueryValue(f.state));
-  int exit = kExitOk;
-  std::optional<Json> page = Fetch(f, "GET", path, io, &exit);
-  if (!page.has_value()) return exit;
-  std::vector<std::vector<std::string>> rows = {
-      {"RUN", "SCHEDULED", "STATE", "ATTEMPT", "DETAIL"}};
-  for (const Json& run : (*page)["runs"]) {
-    rows.push_back({Text(run["id"]), Text(run["scheduled_time"]),
-                    Text(run["state"]), Text(run["attempt"]),
-                    Text(run["detail"])});
+    absl::StrAppend(&query, "&state=", EncodeQueryValue(f.state));
+  if (!f.name_space.empty())
+    absl::StrAppend(&query, "&namespace=", EncodeQueryValue(f.name_space));
+  Json runs = Json::array();
+  Json cursor = nullptr;
+  for (int pages = 0; pages < 1000; ++pages) {
+    std::string call = absl::StrCat(
+        path, "?limit=", f.limit - static_cast<int>(runs.size()), query);
+    if (cursor.is_string())
+      absl::StrAppend(&call, "&cursor=", cursor.get<std::string>());
+    absl::StatusOr<Json> page = CallApi(f.client, "GET", call);
+    if (!page.ok()) return ReportError(page.status(), io);
+    for (auto& run : (*page)["runs"]) runs.push_back(std::move(run));
+    cursor = (*page)["next_cursor"];
+    if (cursor.is_null() || static_cast<int>(runs.size()) >= f.limit) break;
+  }
+  if (f.client.json) {
+    io.out << Json{{"runs", runs}, {"next_cursor", cursor}}.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {{"RUN"}};
+  if (every_job) rows[0].push_back("JOB");
+  for (const char* h : {"SCHEDULED", "STATE", "ATTEMPT", "DETAIL"})
+    rows[0].push_back(h);
+  for (const Json& run : runs) {
+    rows.push_back({Text(run["id"])});
+    if (every_job) rows.back().push_back(Text(run["job"]));
+    for (const char* key : {"scheduled_time", "state", "attempt", "detail"})
+      rows.back().push_back(Text(run[key]));
   }
   PrintTable(rows, io.out);
+  return kExitOk;
+}
+
+// cancel: the run is asked to stop; retry: a new run of a run that failed.
+int RunAct(const JobFlags& f, const Io& io, const std::string& what) {
+  int exit = kExitOk;
+  std::optional<Json> answer = Fetch(
+      f, "POST", absl::StrCat(JobPath(f.name), "/runs/", f.run, "/", what), io,
+      &exit);
+  if (!answer.has_value()) return exit;
+  if (what == "cancel") {
+    io.out << "run " << f.run << " of " << f.name << ": cancel requested ("
+           << Text((*answer)["state"]) << ")\n";
+  } else {
+    io.out << "run " << f.run << " of " << f.name << ": retried as run "
+           << Text((*answer)["run_id"]) << "\n";
+  }
   return kExitOk;
 }
 
@@ -261,6 +340,20 @@ void AddJobCommand(CLI::App& app, const Io& io, int* status) {
       ->callback([f, &io, status] { *status = JobGet(*f, io); });
   Command(job, "trigger", "run a job now", f.get(), &f->name)
       ->callback([f, &io, status] { *status = JobTrigger(*f, io); });
+  CLI::App* apply = Command(job, "apply",
+                            "create or replace the jobs of a job file "
+                            "(the YAML of docs/jobs.md)",
+                            f.get(), nullptr);
+  apply->add_option("-f,--file", f->file, "the job file")->required();
+  apply->callback([f, &io, status] { *status = JobApply(*f, io); });
+  for (const char* what : {"pause", "resume", "delete"}) {
+    const std::string w = what;
+    Command(job, w,
+            w == "delete" ? "delete a job (its history stays)"
+                          : w + " a job (jobs of job files: edit the file)",
+            f.get(), &f->name)
+        ->callback([f, &io, status, w] { *status = JobChange(*f, io, w); });
+  }
   CLI::App* next =
       Command(job, "next", "a job's next fire times", f.get(), &f->name);
   next->add_option("-n,--count", f->count, "how many (1-1000)")
@@ -271,14 +364,24 @@ void AddJobCommand(CLI::App& app, const Io& io, int* status) {
 }
 
 void AddRunCommand(CLI::App& app, const Io& io, int* status) {
-  CLI::App* run = Family(app, "run", "a job's runs (REST API)");
+  CLI::App* run = Family(app, "run", "runs of jobs (REST API)");
   auto f = std::make_shared<JobFlags>();
 
-  CLI::App* list =
-      Command(run, "list", "a job's runs, newest first", f.get(), &f->name);
-  list->add_option("--state", f->state,
-                   "pending, running, retrying, succeeded, failed, "
-                   "cancelled or lost");
+  CLI::App* list = Command(
+      run, "list", "a job's runs, or without NAME every job's; newest first",
+      f.get(), nullptr);
+  CLI::Option* name =
+      list->add_option("name", f->name, "namespace/id, or id; none: every job");
+  CLI::Option* state = list->add_option(
+      "--state", f->state,
+      "pending, running, retrying, succeeded, failed, cancelled or lost");
+  list->add_option("--namespace", f->name_space, "every job's: only this one")
+      ->excludes(name);
+  list->add_flag("--dead", f->dead,
+                 "every job's failed runs, their retries exhausted (the dead "
+                 "letters)")
+      ->excludes(name)
+      ->excludes(state);
   list->add_option("--limit", f->limit, "at most this many (1-1000)")
       ->check(CLI::Range(1, 1000));
   list->callback([f, &io, status] { *status = RunList(*f, io); });
@@ -289,7 +392,28 @@ void AddRunCommand(CLI::App& app, const Io& io, int* status) {
         logs ? "the output of a run's attempts" : "a run and its attempts",
         f.get(), &f->name);
     cmd->add_option("run", f->run, "the run id")->required();
-    cmd->callback([f, &io, status, logs] { *status = RunGet(*f, io, logs); });
+    if (logs) {
+      cmd->add_flag("-f,--follow", f->follow,
+                    "print the output of the run's attempt as it comes (the "
+                    "running one, else the next); exit when it ends");
+    }
+    cmd->callback([f, &io, status, logs] {
+      *status = logs && f->follow
+                    ? FollowRunOutput(f->client, f->name, f->run, io)
+                    : RunGet(*f, io, logs);
+    });
+  }
+  for (const char* what : {"cancel", "retry"}) {
+    const std::string w = what;
+    CLI::App* cmd =
+        Command(run, w,
+                w == "cancel" ? "cancel a run that is going (a running "
+                                "attempt is asked to stop)"
+                              : "run a job again for a run that failed, "
+                                "was cancelled or lost",
+                f.get(), &f->name);
+    cmd->add_option("run", f->run, "the run id")->required();
+    cmd->callback([f, &io, status, w] { *status = RunAct(*f, io, w); });
   }
 }
 

@@ -9,8 +9,15 @@
 //                                 its next fire times, daylight-saving changes
 //                                 marked
 //   chime run list NAME [--state S] [--limit N]
+//   chime run list [--state S] [--namespace NS] [--limit N]
+//                                 every job's runs, with a JOB column
+//   chime run list --dead [--namespace NS] [--limit N]
+//                                 the dead letters: failed runs, retries
+//                                 exhausted
 //   chime run get NAME RUN        the run, its attempts and transitions
 //   chime run logs NAME RUN       the output of its attempts
+//   chime run logs NAME RUN -f    the output of the running attempt as it
+//                                 comes, until it ends (stream_command.h)
 //
 // NAME is "namespace/id", or "id" in the default namespace. Every command
 // takes --server, --token and --json (the API's answer as it is).

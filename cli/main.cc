@@ -5,9 +5,12 @@
 
 #include "absl/time/clock.h"
 #include "cli/app.h"
+#include "cli/completion_command.h"
 #include "cli/cron_command.h"
 #include "cli/job_command.h"
 #include "cli/serve_command.h"
+#include "cli/status_command.h"
+#include "cli/stream_command.h"
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
@@ -18,5 +21,9 @@ int main(int argc, char** argv) {
                                 chime::cli::AddServeCommand,
                                 chime::cli::AddJobCommand,
                                 chime::cli::AddRunCommand,
+                                chime::cli::AddEventsCommand,
+                                chime::cli::AddStatusCommand,
+                                chime::cli::AddNamespaceCommand,
+                                chime::cli::AddCompletionCommand,
                             });
 }

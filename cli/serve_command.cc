@@ -173,6 +173,8 @@ void AddServeCommand(CLI::App& app, const Io& io, int* status) {
   setting("log_format",
           "auto (text on a terminal, else JSON lines), json, text");
   setting("log_level", "debug, info, warn, error (default info)");
+  setting("tls_cert", "PEM certificate (chain) for HTTPS (with --tls-key)");
+  setting("tls_key", "PEM private key for HTTPS (with --tls-cert)");
   serve->callback([flags, &io, status] { *status = Serve(*flags, io); });
 }
 

@@ -8,7 +8,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
+#include "src/api/event_hub.h"
+#include "src/api/live_output.h"
 #include "src/api/routes.h"
 #include "src/base/status_macros.h"
 #include "src/exec/http_executor.h"
@@ -22,6 +25,9 @@ namespace {
 // How long the jobs directory must be quiet after a change before it is
 // reloaded (an editor's save is several events).
 constexpr absl::Duration kReloadQuiet = absl::Milliseconds(200);
+
+// The HTTP listener's pool.
+constexpr int kHttpThreads = 32;
 
 // After a reload that changed more jobs than this, free memory goes back to
 // the system.
@@ -81,9 +87,24 @@ JobFunction Daemon::MakeFunction(const JobSpec& spec,
              {{"fire_id", ctx.fire_id}, {"attempt", int64_t{ctx.attempt}}});
     const JobSpec spec = packed.Unpack();
     const bool shell = spec.executor.kind == ExecutorSpec::Kind::kShell;
-    absl::Status s =
-        shell ? exec::RunShell(spec.executor.shell, ctx, shell_options_)
-              : exec::RunHttp(spec.executor.http, ctx);
+    // The attempt's output as it comes, for GET .../runs/{run}/output?follow=
+    // true: a command's as it reads it; an HTTP job's response at its end.
+    const std::shared_ptr<api::LiveOutput::Attempt> live = live_output_->Begin(
+        ctx.run_id, shell ? spec.executor.shell.output_limit
+                          : spec.executor.http.response_limit);
+    absl::Status s;
+    if (shell) {
+      exec::ShellOptions options = shell_options_;
+      options.on_output = [this, &live](absl::string_view bytes) {
+        live_output_->Append(*live, bytes);
+      };
+      s = exec::RunShell(spec.executor.shell, ctx, options);
+    } else {
+      s = exec::RunHttp(spec.executor.http, ctx);
+    }
+    absl::string_view trailer;
+    if (!shell && ctx.output != nullptr) trailer = *ctx.output;
+    live_output_->End(*live, trailer);
     if (!s.ok() && !ctx.IsCancelled()) {
       if (absl::string_view kind = ExecutorErrorKind(s); !kind.empty())
         metrics_->OnExecutorError(shell ? "shell" : "http", kind);
@@ -93,6 +114,7 @@ JobFunction Daemon::MakeFunction(const JobSpec& spec,
 }
 
 absl::Status Daemon::StartAll() {
+  const absl::Time started_at = absl::Now();  // GET /v1/status
   std::error_code ec;
   std::filesystem::create_directories(config_.data_dir, ec);
   if (ec) {
@@ -137,9 +159,15 @@ absl::Status Daemon::StartAll() {
   store_ = std::shared_ptr<Store>(std::move(store));
   options.store = store_;
   options.worker_threads = config_.max_concurrent_runs;
+  // GET /v1/events and the followers of output hear of every run event too;
+  // neither waits for a client.
+  events_ = std::make_unique<api::EventHub>(api::EventHub::Options{});
+  live_output_ = std::make_unique<api::LiveOutput>();
   options.on_run_event = [this](const RunEvent& e) {
     log_.LogRunEvent(e);
     metrics_->OnRunEvent(e);
+    events_->Publish(e);
+    live_output_->OnRunEvent(e);
   };
   options.on_store_write = [this](const StoreWrite& w) {
     metrics_->OnStoreWrite(w);
@@ -150,12 +178,13 @@ absl::Status Daemon::StartAll() {
   };
   ASSIGN_OR_RETURN(scheduler_, Scheduler::Create(std::move(options)));
 
-  jobs_ = std::make_unique<JobSync>(
-      *scheduler_,
-      [this](const JobSpec& spec, const core::PackedSpec& packed) {
-        return MakeFunction(spec, packed);
-      },
-      log_);
+  const JobSync::MakeFunction make = [this](const JobSpec& spec,
+                                            const core::PackedSpec& packed) {
+    return MakeFunction(spec, packed);
+  };
+  jobs_ = std::make_unique<JobSync>(*scheduler_, make, log_);
+  registry_ =
+      std::make_unique<JobRegistry>(*store_, *scheduler_, *jobs_, make, log_);
   // The listener before any job runs: a port in use fails the start
   // cleanly. /readyz says "not ready" until the end.
   http::HttpServer::Options http;
@@ -164,6 +193,12 @@ absl::Status Daemon::StartAll() {
   RETURN_IF_ERROR(config::SplitHostPort(config_.listen, &host, &port));
   http.address = host;
   http.port = static_cast<uint16_t>(port);
+  // Handlers that change something wait for the store (a durable write, a
+  // scheduler round trip): enough threads that concurrent clients' changes
+  // meet in one batch (JobRegistry) instead of queueing for a thread.
+  http.threads = kHttpThreads;
+  http.tls_cert_file = config_.tls_cert;
+  http.tls_key_file = config_.tls_key;
   http.router.Handle("GET", "/healthz", [](const http::Request&) {
     return http::Response{.status = 200, .body = "ok\n"};
   });
@@ -180,15 +215,28 @@ absl::Status Daemon::StartAll() {
       {.store = store_.get(),
        .scheduler = scheduler_.get(),
        .auth = auth_.get(),
-       .on_change = [this](absl::string_view what, const JobKey& job,
-                           const std::string& who, const std::string& detail) {
-         log_.Info(
-             what,
-             {{"job", job.ToString()}, {"token", who}, {"detail", detail}});
-       }});
+       .jobs = registry_.get(),
+       .on_change =
+           [this](absl::string_view what, const JobKey& job,
+                  const std::string& who, const std::string& detail) {
+             log_.Info(
+                 what,
+                 {{"job", job.ToString()}, {"token", who}, {"detail", detail}});
+           },
+       .daemon = {.version = CHIME_VERSION,
+                  .started_at = started_at,
+                  .job_file_errors =
+                      [this] {
+                        return jobs_ != nullptr ? jobs_->Errors()
+                                                : std::vector<std::string>{};
+                      }},
+       .events = events_.get(),
+       .live_output = live_output_.get()});
   ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));
-  Reload();
+  ASSIGN_OR_RETURN(JobSync::Report report, registry_->Start(LoadJobFiles()));
+  AfterApply(report);
   RETURN_IF_ERROR(scheduler_->Start());
+  registry_->AcceptChanges();
   housekeeping_ = std::thread([this] { Housekeeping(); });
   absl::StatusOr<std::unique_ptr<DirWatcher>> watcher = DirWatcher::Start(
       config_.jobs_dir, kReloadQuiet, [this](bool still_watching) {
@@ -208,26 +256,33 @@ absl::Status Daemon::StartAll() {
   }
 
   ready_ = true;
-  log_.Info("chime serving",
-            {{"listen", absl::StrCat(host, ":", http_->port())},
-             {"metrics",
-              absl::StrCat("http://", host, ":", http_->port(), "/metrics")},
-             {"jobs_dir", config_.jobs_dir},
-             {"data_dir", config_.data_dir}});
+  log_.Info(
+      "chime serving",
+      {{"listen", absl::StrCat(host, ":", http_->port())},
+       {"metrics", absl::StrCat(config_.tls_cert.empty() ? "http" : "https",
+                                "://", host, ":", http_->port(), "/metrics")},
+       {"jobs_dir", config_.jobs_dir},
+       {"data_dir", config_.data_dir}});
   return absl::OkStatus();
 }
 
-JobSync::Report Daemon::Reload() {
+std::vector<config::FileResult> Daemon::LoadJobFiles() {
   absl::StatusOr<std::vector<config::FileResult>> files =
       config::LoadJobDir(config_.jobs_dir);
-  if (!files.ok()) {
-    // No directory: no job files (every job loaded from it before goes).
-    log_.Warn(
-        "jobs directory not read",
-        {{"jobs_dir", config_.jobs_dir}, {"error", files.status().ToString()}});
-    files = std::vector<config::FileResult>{};
-  }
-  JobSync::Report report = jobs_->Apply(*std::move(files));
+  if (files.ok()) return *std::move(files);
+  // No directory: no job files (every job loaded from it before goes).
+  log_.Warn("jobs directory not read", {{"jobs_dir", config_.jobs_dir},
+                                        {"error", files.status().ToString()}});
+  return {};
+}
+
+JobSync::Report Daemon::Reload() {
+  JobSync::Report report = registry_->ApplyFiles(LoadJobFiles());
+  AfterApply(report);
+  return report;
+}
+
+void Daemon::AfterApply(const JobSync::Report& report) {
   if (report.added + report.changed + report.removed > kManyChanges) {
     // A bulk load leaves the parse trees' memory free but held by malloc;
     // give it back -- now, and again once the store has the changes (the
@@ -239,7 +294,6 @@ JobSync::Report Daemon::Reload() {
     }
     housekeeping_cv_.notify_all();
   }
-  return report;
 }
 
 http::Response Daemon::Ready() const {

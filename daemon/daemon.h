@@ -42,9 +42,12 @@
 #include "chime/scheduler.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/dir_watcher.h"
+#include "daemon/job_registry.h"
 #include "daemon/job_sync.h"
 #include "daemon/logger.h"
 #include "src/api/auth.h"
+#include "src/api/event_hub.h"
+#include "src/api/live_output.h"
 #include "src/config/daemon_config.h"
 #include "src/core/packed_spec.h"
 #include "src/exec/shell_executor.h"
@@ -73,6 +76,11 @@ class Daemon {
   // The function of a job read from a file: its executor, with metrics.
   JobFunction MakeFunction(const JobSpec& spec, const core::PackedSpec& packed);
   http::Response Ready() const;
+  // The jobs directory's files (none, with a warning, when it cannot be
+  // listed).
+  std::vector<config::FileResult> LoadJobFiles();
+  // After the job files were applied: a bulk change gives memory back.
+  void AfterApply(const JobSync::Report& report);
   // The housekeeping thread, until Stop: applies the history policy at
   // start and every check interval, and after a bulk reload gives freed
   // memory back to the system once the store has the changes.
@@ -82,12 +90,18 @@ class Daemon {
   Logger& log_;
   exec::ShellOptions shell_options_;  // set by StartAll
   std::shared_ptr<Store> store_;
+  // GET /v1/events and the output of running attempts: fed by the
+  // scheduler's on_run_event and the job functions, read by the HTTP
+  // handlers, so destroyed after all of them.
+  std::unique_ptr<api::EventHub> events_;
+  std::unique_ptr<api::LiveOutput> live_output_;
   // Declared in the order they may be destroyed last to first: the
   // scheduler's callbacks use the metrics, JobSync uses the scheduler, the
   // HTTP handlers use all of them.
   std::unique_ptr<DaemonMetrics> metrics_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<JobSync> jobs_;
+  std::unique_ptr<JobRegistry> registry_;  // uses jobs_
   std::unique_ptr<DirWatcher> watcher_;
   std::unique_ptr<api::Authorizer> auth_;  // the HTTP handlers use it
   std::unique_ptr<http::HttpServer> http_;

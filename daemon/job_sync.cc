@@ -152,6 +152,10 @@ void JobSync::Diff(const Chosen& chosen, Report& report) {
 }
 
 JobSync::Report JobSync::Apply(std::vector<config::FileResult> files) {
+  for (config::FileResult& file : files) {
+    if (!file.jobs.ok()) continue;
+    for (config::FileJob& job : *file.jobs) job.spec.source_file = file.path;
+  }
   absl::MutexLock lock(&mu_);
   Report report;
   Chosen chosen = Choose(files, report);
@@ -176,6 +180,16 @@ JobSync::Report JobSync::Apply(std::vector<config::FileResult> files) {
 std::vector<std::string> JobSync::Errors() const {
   absl::MutexLock lock(&mu_);
   return errors_;
+}
+
+absl::flat_hash_set<JobKey> JobSync::Keys() const {
+  absl::MutexLock lock(&mu_);
+  absl::flat_hash_set<JobKey> keys;
+  for (const auto& [path, entries] : in_force_) {
+    for (const Entry& entry : entries) keys.insert(entry.packed.Key());
+  }
+  for (const JobKey& key : not_added_) keys.erase(key);
+  return keys;
 }
 
 int JobSync::NumJobs() const {

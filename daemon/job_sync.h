@@ -7,6 +7,7 @@
 //     trigger starts a new generation, any other change keeps it;
 //   - a job no longer in any file is removed (it stops; running attempts
 //     finish);
+//   - each job's source_file is set to the path of its file;
 //   - a file that does not load (bad YAML, a bad field, a job id another file
 //     already defines) is reported, and the version of that file loaded last
 //     stays in force; a file deleted from the directory takes its jobs with
@@ -67,6 +68,8 @@ class JobSync {
   std::vector<std::string> Errors() const;
   // Jobs in force.
   int NumJobs() const;
+  // The keys of the jobs in force (a copy).
+  absl::flat_hash_set<JobKey> Keys() const;
 
  private:
   // A job in force: its spec, packed (equal bytes = an unchanged job), and

@@ -70,6 +70,7 @@ inline JobSpec EveryFieldSet() {
   e.http.success_statuses = {{200, 299}, {409, 409}};
   e.http.connect_timeout = absl::Milliseconds(2500);
   e.http.response_limit = 99;
+  spec.source_file = "jobs/nightly.yaml";
   return spec;
 }
 

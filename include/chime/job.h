@@ -218,6 +218,12 @@ struct JobSpec {
   std::map<std::string, std::string> labels;
   bool paused = false;
   ExecutorSpec executor;
+  // Where the job is defined: the path of the job file that declares it (set
+  // by the daemon when it loads its jobs directory), or "" for a job created
+  // through the REST API or added by a program. The daemon keeps jobs with a
+  // source_file equal to their file and refuses to change them through the
+  // API; the schedule does not depend on it.
+  std::string source_file;
 
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };

@@ -228,6 +228,11 @@ class Scheduler {
   // Adds or replaces a job whose attempts call `fn` (attempts already running
   // keep the function they started with). InvalidArgument names the bad field.
   virtual absl::Status AddJob(const JobSpec& spec, JobFunction fn) = 0;
+  // AddJob of a job the caller has just put in the scheduler's store itself
+  // (`record` as Store::PutJobs returned it, still the store's current):
+  // the scheduler does not write it again. Without a store, AddJob.
+  virtual absl::Status AddStoredJob(const JobRecord& record,
+                                    JobFunction fn) = 0;
   virtual absl::Status RemoveJob(const JobKey& key) = 0;
   virtual absl::Status PauseJob(const JobKey& key) = 0;
   virtual absl::Status ResumeJob(const JobKey& key) = 0;
@@ -235,8 +240,17 @@ class Scheduler {
   // FailedPrecondition when the job's overlap policy refuses another run while
   // one is going; NotFound for an unknown job.
   virtual absl::StatusOr<uint64_t> TriggerJob(const JobKey& key) = 0;
+  // Cancels run `run` on request, recorded cancelled with `detail`: a run
+  // that has not started at once; a running attempt gracefully (its
+  // `cancelled` flag), then by force (`killed`) after its job's timeout
+  // grace, without retry -- it may still be ending when this returns.
+  // NotFound if the run has finished or is unknown.
+  virtual absl::Status CancelRun(uint64_t run, const std::string& detail) = 0;
   // The job's next scheduled fire time (InfiniteFuture if none).
   virtual absl::StatusOr<absl::Time> NextFireTime(const JobKey& key) = 0;
+  // The job in force: the spec it was last added with, with `paused` set to
+  // its pause state now. NotFound for an unknown job.
+  virtual absl::StatusOr<JobSpec> GetJob(const JobKey& key) = 0;
   // Counts and current load (a round trip to the scheduler thread; meant for
   // a metrics scrape, not a hot loop).
   virtual absl::StatusOr<SchedulerStats> Stats() = 0;

@@ -217,6 +217,9 @@ struct RunRecord {
   absl::Time created_at;
   absl::Time updated_at;
   std::string detail;  // of the last transition
+  // The readable key of fire.job, filled by ListRuns and GetRun (also when
+  // the job is deleted: its runs stay, and so does its tombstone's key).
+  JobKey job_key;
 };
 
 struct AttemptRecord {

@@ -1,7 +1,10 @@
 // The operations on jobs (routes.h): POST /v1/jobs/{namespace}/{id}/<action>.
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "src/api/http_util.h"
 #include "src/api/routes.h"
@@ -30,6 +33,91 @@ http::Response Trigger(const ApiDeps& deps, const JobKey& key,
   return response;
 }
 
+// Pause and resume: the job's definition stays; its fires are recorded
+// missed ("paused") until it is resumed.
+http::Response SetPaused(const ApiDeps& deps, const JobKey& key,
+                         const std::string& who, bool paused) {
+  if (deps.jobs == nullptr)
+    return Problem(501, "changing jobs is not available on this server");
+  absl::StatusOr<JobRecord> record = deps.jobs->SetPaused(key, paused);
+  if (!record.ok()) return ProblemFromStatus(record.status());
+  if (deps.on_change)
+    deps.on_change(paused ? "job paused" : "job resumed", key, who, "");
+  std::optional<absl::Time> next;
+  if (absl::StatusOr<absl::Time> t = deps.scheduler->NextFireTime(key); t.ok())
+    next = *t;
+  return JsonResponse(internal::JobJson(*record, next));
+}
+
+// POST .../runs/{run}/cancel and .../retry: `run` must be the job's.
+http::Response RunAction(const ApiDeps& deps, const JobKey& key,
+                         const std::string& run_text, const std::string& action,
+                         const std::string& who) {
+  RunId run = 0;
+  if (!absl::SimpleAtoi(run_text, &run) || run == 0)
+    return Problem(404, absl::StrCat("no run \"", run_text, "\""));
+  absl::StatusOr<JobRecord> job = deps.store->GetJob(key, StoreDeadline());
+  if (absl::IsNotFound(job.status()))
+    return Problem(404, absl::StrCat("no job ", key.ToString()));
+  if (!job.ok()) return ProblemFromStatus(job.status());
+  absl::StatusOr<RunDetail> detail = deps.store->GetRun(run, StoreDeadline());
+  if (absl::IsNotFound(detail.status()) ||
+      (detail.ok() && detail->run.fire.job != job->id)) {
+    return Problem(404,
+                   absl::StrCat("no run ", run, " of job ", key.ToString()));
+  }
+  if (!detail.ok()) return ProblemFromStatus(detail.status());
+  const std::string path =
+      absl::StrCat("/v1/jobs/", key.name_space, "/", key.id, "/runs/");
+  const RunState state = detail->run.state;
+  const bool finished =
+      state == RunState::kSucceeded || state == RunState::kFailed ||
+      state == RunState::kCancelled || state == RunState::kLost;
+  if (action == "cancel") {
+    absl::Status s = deps.scheduler->CancelRun(
+        run, who.empty() ? std::string("cancelled through the API")
+                         : absl::StrCat("cancelled through the API by ", who));
+    if (absl::IsNotFound(s)) {
+      return Problem(409, absl::StrCat("run ", run, " is not going (",
+                                       RunStateName(state), ")"));
+    }
+    if (!s.ok()) return ProblemFromStatus(s);
+    if (deps.on_change)
+      deps.on_change("run cancelled", key, who, absl::StrCat("run ", run));
+    // A running attempt is asked to stop; it ends when it does.
+    absl::StatusOr<RunDetail> now = deps.store->GetRun(run, StoreDeadline());
+    Json body;
+    body["run_id"] = run;
+    body["state"] =
+        std::string(RunStateName(now.ok() ? now->run.state : state));
+    body["run"] = absl::StrCat(path, run);
+    return JsonResponse(body, 202);
+  }
+  // retry: a new manual run of the job, for a run that ended without
+  // success (a dead letter, typically).
+  if (!finished || state == RunState::kSucceeded) {
+    return Problem(409, absl::StrCat("run ", run, " is ", RunStateName(state),
+                                     "; only a failed, cancelled or lost run "
+                                     "is retried"));
+  }
+  absl::StatusOr<uint64_t> again = deps.scheduler->TriggerJob(key);
+  if (absl::IsNotFound(again.status()))
+    return Problem(409,
+                   absl::StrCat("job ", key.ToString(), " is not in force"));
+  if (!again.ok()) return ProblemFromStatus(again.status());
+  if (deps.on_change) {
+    deps.on_change("run retried", key, who,
+                   absl::StrCat("run ", run, " as run ", *again));
+  }
+  Json body;
+  body["run_id"] = *again;
+  body["run"] = absl::StrCat(path, *again);
+  body["retry_of"] = run;
+  http::Response response = JsonResponse(body, 201);
+  response.headers.emplace_back("Location", body["run"].get<std::string>());
+  return response;
+}
+
 http::Response Act(const ApiDeps& deps, const http::Request& request,
                    const std::string& who) {
   absl::StatusOr<std::vector<std::string>> parts =
@@ -37,24 +125,35 @@ http::Response Act(const ApiDeps& deps, const http::Request& request,
   if (!parts.ok()) return ProblemFromStatus(parts.status());
   absl::StatusOr<Query> q = Query::Parse(request.query, {});
   if (!q.ok()) return ProblemFromStatus(q.status());
-  if (parts->size() == 3 && !(*parts)[0].empty() && !(*parts)[1].empty() &&
-      (*parts)[2] == "trigger") {
-    return Trigger(deps, JobKey{(*parts)[0], (*parts)[1]}, who);
+  if (parts->size() == 3 && !(*parts)[0].empty() && !(*parts)[1].empty()) {
+    const JobKey key{(*parts)[0], (*parts)[1]};
+    const std::string& action = (*parts)[2];
+    if (action == "trigger") return Trigger(deps, key, who);
+    if (action == "pause") return SetPaused(deps, key, who, true);
+    if (action == "resume") return SetPaused(deps, key, who, false);
   }
-  return Problem(404,
-                 absl::StrCat("no such operation: POST ", request.path,
-                              " (POST /v1/jobs/{namespace}/{id}/trigger)"));
+  if (parts->size() == 5 && !(*parts)[0].empty() && !(*parts)[1].empty() &&
+      (*parts)[2] == "runs" &&
+      ((*parts)[4] == "cancel" || (*parts)[4] == "retry")) {
+    return RunAction(deps, JobKey{(*parts)[0], (*parts)[1]}, (*parts)[3],
+                     (*parts)[4], who);
+  }
+  return Problem(404, absl::StrCat("no such operation: POST ", request.path,
+                                   " (POST /v1/jobs/{namespace}/{id}/"
+                                   "trigger, pause or resume, or "
+                                   ".../runs/{run}/cancel or retry)"));
 }
 
 }  // namespace
 
-void internal::AddActionRoutes(http::Router& router, const ApiDeps& deps) {
+void internal::AddActionRoutes(http::Router& router, const ApiDeps& deps,
+                               std::shared_ptr<IdempotencyGate> gate) {
   router.HandlePrefix(
       "POST", "/v1/jobs/",
-      deps.auth->Guard(Role::kWrite,
-                       [deps](const http::Request& r, const std::string& who) {
-                         return Act(deps, r, who);
-                       }));
+      deps.auth->Guard(Role::kWrite, [deps, gate](const http::Request& r,
+                                                  const std::string& who) {
+        return gate->Run(r, who, [&] { return Act(deps, r, who); });
+      }));
 }
 
 }  // namespace chime::api

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "src/api/http_util.h"
 #include "src/api/routes.h"
 #include "src/api/run_routes.h"
+#include "src/api/stream_routes.h"
 #include "src/config/job_writer.h"
 #include "src/core/fire_source.h"
 #include "src/time/rfc3339.h"
@@ -27,7 +29,10 @@ using Json = nlohmann::ordered_json;
 // come back short, with a cursor to go on from.
 constexpr int kMaxScannedPerRequest = 20'000;
 
-Json JobJson(const JobRecord& record, std::optional<absl::Time> next_fire) {
+}  // namespace
+
+Json internal::JobJson(const JobRecord& record,
+                       std::optional<absl::Time> next_fire) {
   Json j;
   j["name"] = record.spec.key.ToString();
   j["spec"] = config::JobToJson(record.spec);
@@ -37,8 +42,15 @@ Json JobJson(const JobRecord& record, std::optional<absl::Time> next_fire) {
   status["paused"] = record.spec.paused;
   status["watermark"] = TimeOrNull(record.watermark);
   if (next_fire.has_value()) status["next_fire_time"] = TimeOrNull(*next_fire);
+  // Who defines the job: its job file (changes through the API are
+  // refused), or the API.
+  status["managed_by"] = record.spec.source_file.empty() ? "api" : "file";
+  if (!record.spec.source_file.empty())
+    status["file"] = record.spec.source_file;
   return j;
 }
+
+namespace {
 
 // label=k=v filters: every one must match.
 bool LabelsMatch(const JobSpec& spec,
@@ -109,7 +121,7 @@ http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
       if ((!ns->has_value() || spec.key.name_space == **ns) &&
           (!paused->has_value() || spec.paused == **paused) &&
           LabelsMatch(spec, labels)) {
-        jobs.push_back(JobJson(record, std::nullopt));
+        jobs.push_back(internal::JobJson(record, std::nullopt));
       }
       filled = static_cast<int64_t>(jobs.size()) == *limit;
       // The page's last job ends the listing if the store has no more.
@@ -147,6 +159,9 @@ http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
   if (parts->size() == 3 && (*parts)[2] == "next") {
     return JobNext(*record, request);
   }
+  if (parts->size() == 5 && (*parts)[2] == "runs" && (*parts)[4] == "output") {
+    return internal::RunOutput(deps, *record, (*parts)[3], request);
+  }
   if (parts->size() > 2) {
     return internal::JobHistory(
         *deps.store, *record,
@@ -157,7 +172,7 @@ http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
   std::optional<absl::Time> next;
   if (absl::StatusOr<absl::Time> t = deps.scheduler->NextFireTime(key); t.ok())
     next = *t;
-  return JsonResponse(JobJson(*record, next));
+  return JsonResponse(internal::JobJson(*record, next));
 }
 
 std::string Offset(absl::Duration d) {
@@ -280,7 +295,10 @@ http::Response JobNext(const JobRecord& job, const http::Request& request) {
 
 void AddRoutes(http::Router& router, const ApiDeps& deps) {
   internal::AddReadRoutes(router, deps);
-  internal::AddActionRoutes(router, deps);
+  internal::AddStatusRoutes(router, deps);
+  auto gate = std::make_shared<IdempotencyGate>(deps.store);
+  internal::AddActionRoutes(router, deps, gate);
+  internal::AddWriteRoutes(router, deps, gate);
 }
 
 void internal::AddReadRoutes(http::Router& router, const ApiDeps& deps) {
@@ -293,9 +311,11 @@ void internal::AddReadRoutes(http::Router& router, const ApiDeps& deps) {
                       auth.Guard(Role::kRead, [deps](const http::Request& r) {
                         return GetJob(deps, r);
                       }));
+  internal::AddRunListRoutes(router, deps.store, auth);
   router.Handle("GET", "/v1/schedule/preview",
                 auth.Guard(Role::kRead,
                            [](const http::Request& r) { return Preview(r); }));
+  internal::AddEventRoutes(router, deps);
 }
 
 }  // namespace chime::api

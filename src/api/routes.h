@@ -7,6 +7,12 @@
 //   GET /v1/jobs/{namespace}/{id}  one job, with its next fire time
 //   GET /v1/jobs/{namespace}/{id}/runs[/{run}], .../missed: its history
 //                                  (run_routes.h)
+//   GET /v1/runs, /v1/dead-letters every job's runs, and its failed ones
+//                                  (run_routes.h)
+//   GET /v1/jobs/{namespace}/{id}/runs/{run}/output  its latest attempt's
+//                                  output, ?follow=true as it comes; GET
+//                                  /v1/events: run transitions as server-sent
+//                                  events (stream_routes.h)
 //   GET /v1/schedule/preview       ?expression= &zone= &count= (1-1000,
 //                                  default 10) &from= (RFC 3339; default now)
 //                                  &dialect=: the description and the next
@@ -14,14 +20,36 @@
 //                                  the offset change (daylight saving) since
 //                                  the previous one; or 400 with the parse
 //                                  error and its column
+//   GET /v1/status                 what an operator checks first: version,
+//                                  uptime, the scheduler's counts, job file
+//                                  errors, the store's size (status_routes.cc)
+//   GET /v1/namespaces             each namespace's jobs (paused ones too)
+//                                  and runs pending/running; reads every
+//                                  stored job, up to 1,000,000
 //
 // A job is shown as {"name", "spec", "status"}: "spec" in the job-file shape
 // (config::JobToJson: what `chime job apply -f` takes), "status" what the
 // scheduler and the store know (generation, revision, paused, next fire).
-// Operations (role write; each is logged through on_change with the
-// token's name):
+// Changes (role write, and admin for a job that runs a command; each is
+// logged through on_change with the token's name; write_routes.cc):
 //
-//   POST /v1/jobs/{namespace}/{id}/trigger   runs the job now (201, the run)
+//   POST   /v1/jobs                      creates the job the body defines
+//                                        (201; 409 if it exists)
+//   PUT    /v1/jobs/{namespace}/{id}     creates or replaces it (201 / 200);
+//                                        If-Match: "<revision>" makes it
+//                                        conditional (412 if stale),
+//                                        If-None-Match: * create-only
+//   PATCH  /v1/jobs/{namespace}/{id}     a JSON merge patch (RFC 7396) of
+//                                        the job-file shape
+//   DELETE /v1/jobs/{namespace}/{id}     204; If-Match as for PUT
+//   POST   /v1/jobs/{namespace}/{id}/pause, .../resume   (200, the job)
+//   POST   /v1/jobs/{namespace}/{id}/trigger   runs the job now (201, the run)
+//
+// Bodies are JSON in the job-file shape (config::JobToJson); a body that is
+// not JSON, is not an object, has an unknown field or a value of the wrong
+// type or out of range is 400 naming the field. Jobs a job file defines are
+// refused (409: change the file). POST takes an Idempotency-Key
+// (idempotency.h).
 //
 // Errors are application/problem+json (http_util.h); access is checked by
 // the Authorizer (auth.h). Reads go to the store and, for a job's next fire
@@ -33,34 +61,99 @@
 #define CHIME_SRC_API_ROUTES_H_
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "chime/job.h"
 #include "chime/scheduler.h"
 #include "chime/store.h"
+#include "nlohmann/json.hpp"
 #include "src/api/auth.h"
+#include "src/api/idempotency.h"
 #include "src/http/router.h"
 
 namespace chime::api {
+
+class EventHub;    // event_hub.h
+class LiveOutput;  // live_output.h
+
+// Changes to job definitions made through the API. The daemon implements it
+// (daemon/job_registry.h), serialized with its reloads of the job files, and
+// keeps the jobs it is given in the store and the scheduler.
+class JobDefinitions {
+ public:
+  struct PutResult {
+    JobRecord record;      // in force after the put
+    bool created = false;  // the job did not exist (or was deleted)
+  };
+  virtual ~JobDefinitions() = default;
+  // Creates or replaces the job (its source_file is cleared: the job is the
+  // API's), durably, and puts it in force. expected_revision as for
+  // Store::PutJobs (Aborted on a mismatch). FailedPrecondition, naming the
+  // file, for a job a job file defines.
+  virtual absl::StatusOr<PutResult> Put(JobSpec spec,
+                                        int64_t expected_revision) = 0;
+  // Deletes the job. NotFound if there is none; Aborted, FailedPrecondition
+  // as for Put.
+  virtual absl::Status Delete(const JobKey& key, int64_t expected_revision) = 0;
+  // Pauses or resumes the job (a no-op if it is already so); the record
+  // after. NotFound, FailedPrecondition as above.
+  virtual absl::StatusOr<JobRecord> SetPaused(const JobKey& key,
+                                              bool paused) = 0;
+};
+
+// What GET /v1/status shows of the daemon itself; the route reads the rest
+// (the scheduler's and the store's counts) from ApiDeps.
+struct DaemonInfo {
+  // The daemon's version, "0.1.0".
+  std::string version;
+  // When the daemon started.
+  absl::Time started_at = absl::InfinitePast();
+  // The job files that do not load ("jobs/a.yaml:3:5: ..."); null: none
+  // are known. Called on the handler's thread.
+  std::function<std::vector<std::string>()> job_file_errors;
+};
 
 struct ApiDeps {
   // Required; all outlive the router.
   Store* store = nullptr;
   Scheduler* scheduler = nullptr;
   const Authorizer* auth = nullptr;
+  // Required for the routes that change jobs (without it they answer 501).
+  JobDefinitions* jobs = nullptr;
   // Told of every change made through the API: what ("job triggered"), the
   // job, who (the token's name; "" without tokens) and a detail ("run 17").
   std::function<void(absl::string_view what, const JobKey& job,
                      const std::string& who, const std::string& detail)>
       on_change;
+  // For GET /v1/status (left at its defaults: no version, no start time).
+  DaemonInfo daemon;
+  // Optional; outlive the router. The event stream (without it GET
+  // /v1/events answers 501) and the output of running attempts (without it
+  // a run's output is the run history's, and follow does not wait).
+  EventHub* events = nullptr;
+  LiveOutput* live_output = nullptr;
 };
 
 void AddRoutes(http::Router& router, const ApiDeps& deps);
 
 namespace internal {
 void AddReadRoutes(http::Router& router, const ApiDeps& deps);
-void AddActionRoutes(http::Router& router, const ApiDeps& deps);
+// POSTs pass through `gate` (Idempotency-Key).
+void AddActionRoutes(http::Router& router, const ApiDeps& deps,
+                     std::shared_ptr<IdempotencyGate> gate);
+void AddWriteRoutes(http::Router& router, const ApiDeps& deps,
+                    std::shared_ptr<IdempotencyGate> gate);
+// GET /v1/status and GET /v1/namespaces (status_routes.cc).
+void AddStatusRoutes(http::Router& router, const ApiDeps& deps);
+// The job as the API shows it: {"name", "spec", "status"}; next_fire is
+// shown when known.
+nlohmann::ordered_json JobJson(const JobRecord& record,
+                               std::optional<absl::Time> next_fire);
 }  // namespace internal
 
 }  // namespace chime::api

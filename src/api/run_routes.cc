@@ -1,5 +1,6 @@
 #include "src/api/run_routes.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -23,16 +24,19 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string FireId(const JobRecord& job, const FireRef& fire) {
-  return FireKey{job.spec.key, fire.generation, fire.scheduled_time,
-                 fire.manual}
-      .ToString();
-}
+// A listing of every job's runs reads at most this many runs per request
+// when it filters them by namespace; a page may come back short, with a
+// cursor to go on from (as GET /v1/jobs does).
+constexpr int kMaxScannedPerRequest = 20'000;
+constexpr int kScanPage = 256;
 
-Json RunJson(const JobRecord& job, const RunRecord& run) {
+// A run as every route shows it (its job by run.job_key).
+Json RunJson(const RunRecord& run) {
   Json j;
   j["id"] = run.id;
-  j["fire_id"] = FireId(job, run.fire);
+  j["fire_id"] = FireKey{run.job_key, run.fire.generation,
+                         run.fire.scheduled_time, run.fire.manual}
+                     .ToString();
   j["scheduled_time"] = time::FormatUtc(run.fire.scheduled_time);
   j["generation"] = run.fire.generation;
   j["manual"] = run.fire.manual;
@@ -80,42 +84,107 @@ absl::StatusOr<std::optional<RunState>> StateParam(const Query& q) {
       "cancelled, lost"));
 }
 
+// The filters and the page of a run listing from its query parameters:
+// state (when `with_state`), from, to (scheduled time in [from, to)), limit
+// and cursor.
+absl::StatusOr<RunQuery> RunQueryParams(const Query& q, bool with_state) {
+  RunQuery query;
+  if (with_state) {
+    absl::StatusOr<std::optional<RunState>> state = StateParam(q);
+    if (!state.ok()) return state.status();
+    query.state = *state;
+  }
+  absl::StatusOr<absl::Time> from = q.Time("from", absl::InfinitePast());
+  if (!from.ok()) return from.status();
+  absl::StatusOr<absl::Time> to = q.Time("to", absl::InfiniteFuture());
+  if (!to.ok()) return to.status();
+  query.from = *from;
+  query.to = *to;
+  absl::StatusOr<int64_t> limit = q.Int("limit", 100, 1, 1000);
+  if (!limit.ok()) return limit.status();
+  query.limit = static_cast<int>(*limit);
+  absl::StatusOr<std::optional<std::string>> cursor = q.One("cursor");
+  if (!cursor.ok()) return cursor.status();
+  if (cursor->has_value()) {
+    absl::StatusOr<std::vector<int64_t>> n = CursorNumbers(**cursor, 2);
+    if (!n.ok()) return n.status();
+    query.after =
+        RunCursor{time::NanosToTime((*n)[0]), static_cast<RunId>((*n)[1])};
+  }
+  return query;
+}
+
+Json RunPageJson(Json runs, const std::optional<RunCursor>& next) {
+  Json body;
+  body["runs"] = std::move(runs);
+  body["next_cursor"] =
+      next.has_value() ? Json(RunCursorText(*next)) : Json(nullptr);
+  return body;
+}
+
 http::Response ListRuns(Store& store, const JobRecord& job,
                         const http::Request& request) {
   absl::StatusOr<Query> q =
       Query::Parse(request.query, {"state", "from", "to", "limit", "cursor"});
   RETURN_PROBLEM_IF_ERROR(q.status());
-  RunQuery query;
-  query.job = job.id;
-  absl::StatusOr<std::optional<RunState>> state = StateParam(*q);
-  RETURN_PROBLEM_IF_ERROR(state.status());
-  query.state = *state;
-  absl::StatusOr<absl::Time> from = q->Time("from", absl::InfinitePast());
-  RETURN_PROBLEM_IF_ERROR(from.status());
-  absl::StatusOr<absl::Time> to = q->Time("to", absl::InfiniteFuture());
-  RETURN_PROBLEM_IF_ERROR(to.status());
-  query.from = *from;
-  query.to = *to;
-  absl::StatusOr<int64_t> limit = q->Int("limit", 100, 1, 1000);
-  RETURN_PROBLEM_IF_ERROR(limit.status());
-  query.limit = static_cast<int>(*limit);
-  absl::StatusOr<std::optional<std::string>> cursor = q->One("cursor");
-  RETURN_PROBLEM_IF_ERROR(cursor.status());
-  if (cursor->has_value()) {
-    absl::StatusOr<std::vector<int64_t>> n = CursorNumbers(**cursor, 2);
-    RETURN_PROBLEM_IF_ERROR(n.status());
-    query.after =
-        RunCursor{time::NanosToTime((*n)[0]), static_cast<RunId>((*n)[1])};
-  }
-  absl::StatusOr<RunPage> page = store.ListRuns(query, StoreDeadline());
+  absl::StatusOr<RunQuery> query = RunQueryParams(*q, /*with_state=*/true);
+  RETURN_PROBLEM_IF_ERROR(query.status());
+  query->job = job.id;
+  absl::StatusOr<RunPage> page = store.ListRuns(*query, StoreDeadline());
   RETURN_PROBLEM_IF_ERROR(page.status());
   Json runs = Json::array();
-  for (const RunRecord& run : page->runs) runs.push_back(RunJson(job, run));
-  Json body;
-  body["runs"] = std::move(runs);
-  body["next_cursor"] =
-      page->next.has_value() ? Json(RunCursorText(*page->next)) : Json(nullptr);
-  return JsonResponse(body);
+  for (const RunRecord& run : page->runs) runs.push_back(RunJson(run));
+  return JsonResponse(RunPageJson(std::move(runs), page->next));
+}
+
+// GET /v1/runs (`dead_letters` false) and GET /v1/dead-letters (true: failed
+// runs only, no state parameter). A namespace filter is applied to the
+// store's pages: it reads on until the page is full, the runs end or it has
+// read kMaxScannedPerRequest runs; the cursor is the last run it looked at,
+// so a page may be short (even empty) and still have a next_cursor.
+http::Response ListAllRuns(Store& store, const http::Request& request,
+                           bool dead_letters) {
+  std::vector<std::string> allowed = {"namespace", "from", "to", "limit",
+                                      "cursor"};
+  if (!dead_letters) allowed.push_back("state");
+  absl::StatusOr<Query> q = Query::Parse(request.query, allowed);
+  RETURN_PROBLEM_IF_ERROR(q.status());
+  absl::StatusOr<RunQuery> query = RunQueryParams(*q, !dead_letters);
+  RETURN_PROBLEM_IF_ERROR(query.status());
+  if (dead_letters) query->state = RunState::kFailed;
+  absl::StatusOr<std::optional<std::string>> ns = q->One("namespace");
+  RETURN_PROBLEM_IF_ERROR(ns.status());
+  const size_t limit = static_cast<size_t>(query->limit);
+  Json runs = Json::array();
+  std::optional<RunCursor> last;  // the last run looked at
+  bool done = false;
+  for (int scanned = 0; scanned < kMaxScannedPerRequest;) {
+    const int want = static_cast<int>(limit - runs.size());
+    query->limit = ns->has_value() ? std::max(want, kScanPage) : want;
+    absl::StatusOr<RunPage> page = store.ListRuns(*query, StoreDeadline());
+    RETURN_PROBLEM_IF_ERROR(page.status());
+    for (size_t i = 0; i < page->runs.size() && runs.size() < limit; ++i) {
+      const RunRecord& run = page->runs[i];
+      ++scanned;
+      last = RunCursor{run.fire.scheduled_time, run.id};
+      if (ns->has_value() && run.job_key.name_space != **ns) continue;
+      Json j = RunJson(run);
+      j["job"] = run.job_key.ToString();
+      j["run"] = absl::StrCat("/v1/jobs/", run.job_key.name_space, "/",
+                              run.job_key.id, "/runs/", run.id);
+      runs.push_back(std::move(j));
+      // The store's last run ends the listing if it has no more.
+      if (runs.size() == limit && i + 1 == page->runs.size() && !page->next)
+        done = true;
+    }
+    if (runs.size() == limit) break;
+    if (!page->next) {
+      done = true;
+      break;
+    }
+    query->after = page->next;
+  }
+  return JsonResponse(RunPageJson(std::move(runs), done ? std::nullopt : last));
 }
 
 http::Response GetRun(Store& store, const JobRecord& job,
@@ -134,7 +203,7 @@ http::Response GetRun(Store& store, const JobRecord& job,
         404, absl::StrCat("no run ", id, " of job ", job.spec.key.ToString()));
   }
   RETURN_PROBLEM_IF_ERROR(detail.status());
-  Json body = RunJson(job, detail->run);
+  Json body = RunJson(detail->run);
   Json& attempts = body["attempts"] = Json::array();
   for (const AttemptRecord& a : detail->attempts) {
     Json j;
@@ -219,6 +288,18 @@ http::Response JobHistory(Store& store, const JobRecord& job,
   if (rest.size() == 1 && rest[0] == "missed")
     return ListMissed(store, job, request);
   return Problem(404, absl::StrCat("no such resource: ", request.path));
+}
+
+void AddRunListRoutes(http::Router& router, Store* store,
+                      const Authorizer& auth) {
+  router.Handle("GET", "/v1/runs",
+                auth.Guard(Role::kRead, [store](const http::Request& r) {
+                  return ListAllRuns(*store, r, /*dead_letters=*/false);
+                }));
+  router.Handle("GET", "/v1/dead-letters",
+                auth.Guard(Role::kRead, [store](const http::Request& r) {
+                  return ListAllRuns(*store, r, /*dead_letters=*/true);
+                }));
 }
 
 }  // namespace chime::api::internal

@@ -1,4 +1,4 @@
-// The run-history routes of a job (docs/api.md), dispatched by read_routes:
+// The run-history routes (docs/api.md). A job's, dispatched by read_routes:
 //
 //   GET /v1/jobs/{namespace}/{id}/runs          ?state= &from= &to= (RFC
 //                                               3339, scheduled time in
@@ -8,6 +8,17 @@
 //   GET /v1/jobs/{namespace}/{id}/missed        fires that did not run, with
 //                                               the reason: &limit= &cursor=
 //
+// Every job's, registered by AddRunListRoutes (role read):
+//
+//   GET /v1/runs             ?state= &namespace= &from= &to= &limit= &cursor=
+//   GET /v1/dead-letters     failed runs (their retries exhausted): the same
+//                            without state
+//
+// Both newest scheduled time first (then highest run id), each run as a
+// job's list shows it plus "job" (its name, "ops/report") and "run" (its
+// path, /v1/jobs/{namespace}/{id}/runs/{run}). A namespace filter may give
+// a short page, even an empty one, with a next_cursor: follow it until null.
+//
 // Internal to src/api. Thread-safety: as routes.h.
 #ifndef CHIME_SRC_API_RUN_ROUTES_H_
 #define CHIME_SRC_API_RUN_ROUTES_H_
@@ -16,6 +27,7 @@
 #include <vector>
 
 #include "chime/store.h"
+#include "src/api/auth.h"
 #include "src/http/router.h"
 
 namespace chime::api::internal {
@@ -25,6 +37,11 @@ namespace chime::api::internal {
 http::Response JobHistory(Store& store, const JobRecord& job,
                           const std::vector<std::string>& rest,
                           const http::Request& request);
+
+// Registers GET /v1/runs and GET /v1/dead-letters; `store` (which may be
+// null while no route is called) and `auth` outlive the router.
+void AddRunListRoutes(http::Router& router, Store* store,
+                      const Authorizer& auth);
 
 }  // namespace chime::api::internal
 

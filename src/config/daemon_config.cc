@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,12 +83,37 @@ absl::StatusOr<std::vector<ApiToken>> ReadApiTokens(const Value& v) {
   return tokens;
 }
 
-// One configuration key: its name in chime.yaml, its environment variable,
-// and how a value is read into a DaemonConfig.
+// A file's path: a non-empty string.
+absl::StatusOr<std::string> ReadPath(const Value& v) {
+  ASSIGN_OR_RETURN(std::string path, internal::ReadString(v));
+  if (path.empty()) return internal::ErrorAt(v, "must not be empty");
+  return path;
+}
+
+// tls: {cert, key}.
+absl::Status ReadTls(const Value& v, DaemonConfig* c) {
+  constexpr absl::string_view kFields[] = {"cert", "key"};
+  ASSIGN_OR_RETURN(internal::Mapping m,
+                   internal::Mapping::Read(
+                       v, "a mapping of cert and key (PEM files)", kFields));
+  if (std::optional<Value> cert = m.Get("cert")) {
+    ASSIGN_OR_RETURN(c->tls_cert, ReadPath(*cert));
+  }
+  if (std::optional<Value> key = m.Get("key")) {
+    ASSIGN_OR_RETURN(c->tls_key, ReadPath(*key));
+  }
+  return absl::OkStatus();
+}
+
+// One configuration key: its name in chime.yaml (and as a flag), its
+// environment variable, and how a value is read into a DaemonConfig.
 struct Key {
   absl::string_view name;
   const char* env;
   absl::Status (*read)(const Value&, DaemonConfig*);
+  // false: a variable and flag only, which the file writes inside another
+  // key (tls_cert is the file's tls.cert).
+  bool in_file = true;
 };
 
 const Key kKeys[] = {
@@ -156,11 +182,26 @@ const Key kKeys[] = {
        ASSIGN_OR_RETURN(c->api_tokens, ReadApiTokens(v));
        return absl::OkStatus();
      }},
+    {"tls", nullptr, &ReadTls},
+    {"tls_cert", "CHIME_TLS_CERT",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->tls_cert, ReadPath(v));
+       return absl::OkStatus();
+     },
+     /*in_file=*/false},
+    {"tls_key", "CHIME_TLS_KEY",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->tls_key, ReadPath(v));
+       return absl::OkStatus();
+     },
+     /*in_file=*/false},
 };
 
 std::vector<absl::string_view> KeyNames() {
   std::vector<absl::string_view> names;
-  for (const Key& k : kKeys) names.push_back(k.name);
+  for (const Key& k : kKeys) {
+    if (k.in_file) names.push_back(k.name);
+  }
   return names;
 }
 
@@ -184,6 +225,7 @@ absl::Status ApplyConfigFile(absl::string_view path, absl::string_view text,
   if (!top.ok()) return in_file(top.status());
   DaemonConfig next = *config;
   for (const Key& key : kKeys) {
+    if (!key.in_file) continue;
     std::optional<Value> v = top->Get(key.name);
     if (!v.has_value()) continue;
     if (absl::Status s = key.read(*v, &next); !s.ok()) return in_file(s);
@@ -263,6 +305,7 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
   int port = 0;
   if (absl::Status s = SplitHostPort(c.listen, &host, &port); !s.ok())
     return bad("listen", s.message());
+  // With or without TLS: TLS hides the traffic, not who may send it.
   if (c.api_tokens.empty() && !IsLoopback(host)) {
     return bad("listen",
                absl::StrCat(c.listen,
@@ -270,6 +313,13 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
                             "are configured: the API would let anyone on the "
                             "network run commands (configure api_tokens, or "
                             "listen on 127.0.0.1)"));
+  }
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return bad("tls",
+               absl::StrCat(c.tls_cert.empty() ? "key" : "cert", " is set but ",
+                            c.tls_cert.empty() ? "cert" : "key",
+                            " is not (give both for HTTPS, neither for "
+                            "HTTP)"));
   }
   if (c.max_concurrent_runs < 1 || c.max_concurrent_runs > 4096)
     return bad("max_concurrent_runs",

@@ -14,6 +14,9 @@
 //   history_check_interval: 10m       # CHIME_HISTORY_CHECK_INTERVAL
 //   log_format: auto                  # CHIME_LOG_FORMAT: auto|json|text
 //   log_level: info                   # CHIME_LOG_LEVEL: debug|info|warn|error
+//   tls:                              # HTTPS instead of HTTP: both or neither
+//     cert: /etc/chime/tls.crt        # CHIME_TLS_CERT: PEM certificate chain
+//     key: /etc/chime/tls.key         # CHIME_TLS_KEY: its PEM private key
 //   api_tokens:                       # (file only) bearer tokens of the API
 //     - name: ci                      # who; logged with every change
 //       role: write                   # read | write | admin
@@ -21,9 +24,12 @@
 //
 // Without api_tokens the API needs no token, and `listen` must be a loopback
 // address (127.0.0.0/8, ::1, localhost): an open API on the network would let
-// anyone run commands.
+// anyone run commands. TLS does not change that: it hides the traffic, not
+// who may send it.
 //
-// Relative directories are relative to the daemon's working directory.
+// The TLS files are read when the daemon starts (http::HttpServer), not
+// here. Relative paths (directories, token_file, the TLS files) are relative
+// to the daemon's working directory.
 //
 // Thread-safety: pure functions.
 #ifndef CHIME_SRC_CONFIG_DAEMON_CONFIG_H_
@@ -65,6 +71,9 @@ struct DaemonConfig {
   std::string log_format = "auto";  // auto: text on a terminal, else json
   std::string log_level = "info";
   std::vector<ApiToken> api_tokens;
+  // HTTPS: the PEM files of http::HttpServer::Options. Both empty: HTTP.
+  std::string tls_cert;
+  std::string tls_key;
 
   friend bool operator==(const DaemonConfig&, const DaemonConfig&) = default;
 };

@@ -37,6 +37,9 @@ log_level: debug
 history_keep_per_job: 50
 history_max_age: 2d
 history_check_interval: 30s
+tls:
+  cert: /etc/chime/tls.crt
+  key: tls.key
 )",
                               &c),
               IsOk());
@@ -50,8 +53,76 @@ history_check_interval: 30s
   EXPECT_EQ(c.history_keep_per_job, 50);
   EXPECT_EQ(c.history_max_age, absl::Hours(48));
   EXPECT_EQ(c.history_check_interval, absl::Seconds(30));
+  EXPECT_EQ(c.tls_cert, "/etc/chime/tls.crt");
+  EXPECT_EQ(c.tls_key, "tls.key");  // as given: relative to the daemon's cwd
   EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
   EXPECT_THAT(ApplyConfigFile("empty.yaml", "", &c), IsOk());
+}
+
+TEST(DaemonConfigTest, TlsFromEachLayerAndItsErrors) {
+  DaemonConfig c;
+  ASSERT_THAT(
+      ApplyConfigFile("chime.yaml", "tls: {cert: a.crt, key: a.key}\n", &c),
+      IsOk());
+  std::map<std::string, std::string> env = {{"CHIME_TLS_CERT", "/env.crt"}};
+  const auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ASSERT_THAT(ApplyEnvironment(getenv, &c), IsOk());
+  EXPECT_EQ(c.tls_cert, "/env.crt");
+  EXPECT_EQ(c.tls_key, "a.key");
+  ASSERT_THAT(ApplyFlags({{"tls_key", "/flag.key"}}, &c), IsOk());
+  EXPECT_EQ(c.tls_key, "/flag.key");
+  EXPECT_THAT(ApplyFlags({{"tls_cert", ""}}, &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "--tls-cert: must not be empty"));
+  env["CHIME_TLS_KEY"] = "";
+  EXPECT_THAT(ApplyEnvironment(getenv, &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "CHIME_TLS_KEY: must not be empty"));
+  // In the file, only as tls: {cert, key}.
+  EXPECT_THAT(
+      ApplyFlags({{"tls", "x"}}, &c),
+      StatusIs(absl::StatusCode::kInvalidArgument, "--tls: not a setting"));
+  EXPECT_THAT(ApplyConfigFile("chime.yaml", "tls_cert: /x\n", &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("chime.yaml:1:1: unknown key \"tls_cert\"")));
+  EXPECT_THAT(ApplyConfigFile("chime.yaml", "tls: /x.crt\n", &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("chime.yaml:1:6: tls: expected a mapping of "
+                                 "cert and key")));
+  EXPECT_THAT(ApplyConfigFile("chime.yaml", "tls:\n  cert: a\n  crt: b\n", &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("chime.yaml:3:3: tls: unknown key \"crt\" "
+                                 "(did you mean \"cert\"?)")));
+  EXPECT_THAT(ApplyConfigFile("chime.yaml", "tls:\n  cert: \"\"\n", &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tls.cert: must not be empty")));
+  EXPECT_EQ(c.tls_cert, "/env.crt");  // unchanged by the failures
+  EXPECT_EQ(c.tls_key, "/flag.key");
+}
+
+TEST(DaemonConfigTest, TlsNeedsBothFilesAndDoesNotOpenTheListener) {
+  DaemonConfig c;
+  c.tls_cert = "tls.crt";
+  EXPECT_THAT(ValidateDaemonConfig(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "tls: cert is set but key is not (give both for HTTPS, "
+                       "neither for HTTP)"));
+  c.tls_cert.clear();
+  c.tls_key = "tls.key";
+  EXPECT_THAT(ValidateDaemonConfig(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tls: key is set but cert is not")));
+  c.tls_cert = "tls.crt";
+  EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
+  // HTTPS on the network still needs api_tokens.
+  c.listen = "0.0.0.0:8712";
+  EXPECT_THAT(ValidateDaemonConfig(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is not a loopback address, and no "
+                                 "api_tokens are configured")));
 }
 
 TEST(DaemonConfigTest, FileErrorsNamePlaceAndKeyAndChangeNothing) {

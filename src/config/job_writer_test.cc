@@ -77,6 +77,7 @@ JobSpec EveryShellField() {
   spec.trigger.at = absl::InfinitePast();
   spec.executor.shell.command.clear();
   spec.executor.http = HttpExecutorSpec();
+  spec.source_file.clear();  // not a key of job files: the daemon sets it
   return spec;
 }
 

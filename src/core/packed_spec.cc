@@ -86,6 +86,7 @@ void VisitFields(S& s, V& v) {
   v(46, e.http.success_statuses, de.http.success_statuses);
   v(47, e.http.connect_timeout, de.http.connect_timeout);
   v(48, e.http.response_limit, de.http.response_limit);
+  v(49, s.source_file, d.source_file);
 }
 
 // The last enumerator of each enum (a new one goes last).

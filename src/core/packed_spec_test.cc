@@ -29,7 +29,7 @@ TEST(PackedSpec, DefaultSpecIsEmptyBytes) {
   EXPECT_EQ(PackedSpec().Unpack(), JobSpec{});
 }
 
-// Every field is written (all 48 differ from the default here), and the
+// Every field is written (all 49 differ from the default here), and the
 // packing of the first k fields is the first k fields of the packing: a
 // field read into the wrong place, or two sharing a number, would fail here.
 TEST(PackedSpec, EveryFieldIsWrittenInOrder) {
@@ -43,7 +43,7 @@ TEST(PackedSpec, EveryFieldIsWrittenInOrder) {
     EXPECT_EQ(PackedSpec::Pack(*prefix).bytes(), bytes.substr(0, end));
     EXPECT_NE(*prefix, full);
   }
-  EXPECT_EQ(fields, 47);  // the 48th ends the whole packing
+  EXPECT_EQ(fields, 48);  // the 49th ends the whole packing
   EXPECT_THAT(PackedSpec::Decode(bytes), IsOkAndHolds(full));
 }
 

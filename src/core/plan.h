@@ -371,6 +371,14 @@ class Plan {
   // id. Overlap policy applies: a trigger the policy refuses returns
   // FailedPrecondition and records nothing.
   absl::StatusOr<RunId> TriggerJob(const JobKey& key, Now now, Output* out);
+  // Cancels a run on request (an operator), recorded cancelled with
+  // `detail`: one that has not started -- pending, buffered, waiting to
+  // retry -- at once (a staged one once the driver gives it back); a running
+  // attempt gracefully (CancelAttemptAction), then by force after its job's
+  // timeout grace, and it is not retried. Repeating the request changes
+  // nothing. NotFound if the run has finished or is unknown.
+  absl::Status CancelRunOnRequest(RunId run, std::string detail, Now now,
+                                  Output* out);
   // Sets a namespace's weight and quotas; pending runs that the new setting
   // lets start, start now. Running runs are not touched. InvalidArgument
   // (naming the field) changes nothing.

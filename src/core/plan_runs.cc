@@ -116,6 +116,35 @@ void Plan::CancelRun(Run& run, std::string detail, Now now, Output* out) {
   Unstage(run, UnstageWhy::kCancel, std::move(detail), out);
 }
 
+absl::Status Plan::CancelRunOnRequest(RunId id, std::string detail, Now now,
+                                      Output* out) {
+  auto it = runs_.find(id);
+  if (it == runs_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("run ", id, " is not going (finished, or unknown)"));
+  }
+  Run& run = *it->second;
+  if (run.state != RunState::kRunning) {
+    if (run.unstage == UnstageWhy::kCancel) return absl::OkStatus();
+    // A staged run the driver starts before it gets the unstage is
+    // cancelled once started (OnAttemptStarted).
+    if (run.staged) run.cancel_requested = true;
+    CancelRun(run, std::move(detail), now, out);
+    return absl::OkStatus();
+  }
+  if (run.cancel_requested) return absl::OkStatus();
+  run.cancel_requested = true;
+  run.unstage_detail = std::move(detail);  // the outcome's detail
+  out->actions.push_back(
+      CancelAttemptAction{run.id, run.attempt, /*force=*/false});
+  // A timed-out attempt has its kill timer already.
+  if (!run.timed_out) {
+    ArmRunTimer(run, TimerKind::kKill,
+                now.mono + job_slots_[run.job_slot]->policy->timeout.grace);
+  }
+  return absl::OkStatus();
+}
+
 void Plan::Unstage(Run& run, UnstageWhy why, std::string detail, Output* out) {
   if (run.unstage == UnstageWhy::kNone) {
     out->actions.push_back(UnstageAction{run.id, run.attempt});
@@ -257,12 +286,19 @@ void Plan::OnAttemptStarted(const AttemptStartedEvent& e, Now now,
     Run& run = *it->second;
     if (!run.staged || run.attempt != s.attempt) continue;  // stale
     // An UnstageAction that came too late changes nothing: the attempt runs
-    // (a removed job's running attempt runs to completion).
+    // (a removed job's running attempt runs to completion) -- unless the
+    // cancel was requested for this run: then the attempt is cancelled.
+    const bool cancel = run.cancel_requested;
+    std::string detail = std::move(run.unstage_detail);
     run.staged = false;
     run.unstage = UnstageWhy::kNone;
     run.unstage_detail.clear();
     Transition(run, RunState::kRunning, run.attempt, "", out);
     BeginAttempt(run, now);
+    if (cancel) {
+      run.cancel_requested = false;
+      (void)CancelRunOnRequest(run.id, std::move(detail), now, out);
+    }
   }
 }
 
@@ -310,8 +346,12 @@ void Plan::OnAttemptFinished(const AttemptFinishedEvent& e, Now now,
     return FinishRun(run, RunState::kSucceeded, e.detail, now, out);
   }
   if (outcome == AttemptOutcome::kCancelled || run.cancel_requested) {
-    return FinishRun(run, RunState::kCancelled,
-                     e.detail.empty() ? "cancelled" : e.detail, now, out);
+    // A cancel on request says so (CancelRunOnRequest), with what the
+    // attempt reported.
+    std::string detail = e.detail.empty() ? "cancelled" : e.detail;
+    if (run.cancel_requested && !run.unstage_detail.empty())
+      detail = absl::StrCat(run.unstage_detail, ": ", detail);
+    return FinishRun(run, RunState::kCancelled, std::move(detail), now, out);
   }
   const RetryPolicy& retry = job.policy->retry;
   std::string why =

@@ -102,14 +102,28 @@ R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
 }
 
 absl::Status SchedulerImpl::AddJob(const JobSpec& spec, JobFunction fn) {
+  return Add(spec, std::move(fn), 0, 0);
+}
+
+absl::Status SchedulerImpl::AddStoredJob(const JobRecord& record,
+                                         JobFunction fn) {
+  return Add(record.spec, std::move(fn), record.id, record.generation);
+}
+
+absl::Status SchedulerImpl::Add(const JobSpec& spec, JobFunction fn,
+                                JobId stored_id, int64_t stored_generation) {
   if (!fn) return absl::InvalidArgumentError("fn: the job function is empty");
   // Everything the Plan could refuse is checked here, on the caller's thread;
   // the scheduler thread only applies the job, after every earlier command.
   absl::StatusOr<core::FireSource> source = core::FireSource::Validate(spec);
   if (!source.ok()) return source.status();
-  PendingAdd add{spec, core::PackedSpec::Pack(spec), *std::move(source),
+  PendingAdd add{spec,
+                 core::PackedSpec::Pack(spec),
+                 *std::move(source),
                  std::make_shared<const JobFunction>(std::move(fn)),
-                 clock_.Now()};
+                 clock_.Now(),
+                 stored_id,
+                 stored_generation};
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kNew) {
@@ -149,7 +163,10 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
       add.spec, std::move(add.source), now, &out, add.requested,
       resume.has_value() ? &*resume : nullptr, std::move(add.packed));
   if (!s.ok()) Die(absl::StrCat("a validated job was refused: ", s.ToString()));
-  StoreJob(key);
+  // A stored job of another generation than the Plan's is written, for the
+  // writer to report the disagreement.
+  StoreJob(key,
+           add.stored_generation == plan_.Generation(key) ? add.stored_id : 0);
   Absorb(out, false);
   const uint32_t slot = *plan_.JobSlot(key);
   if (slot >= functions_.size()) functions_.resize(slot + 1);
@@ -176,12 +193,12 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   }
 }
 
-void SchedulerImpl::StoreJob(const JobKey& key) {
+void SchedulerImpl::StoreJob(const JobKey& key, JobId stored_id) {
   if (writer_ == nullptr) return;
   const core::PackedSpec* spec = plan_.Packed(key);
   if (spec == nullptr) Die(absl::StrCat("no job ", key.ToString()));
   writer_->PutJob(*spec, plan_.IsPaused(key), plan_.Generation(key),
-                  *plan_.JobSlot(key));
+                  *plan_.JobSlot(key), stored_id);
 }
 
 absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {
@@ -233,6 +250,33 @@ absl::StatusOr<absl::Time> SchedulerImpl::NextFireTime(const JobKey& key) {
     }
     return plan_.NextFireTime(key);
   });
+}
+
+absl::Status SchedulerImpl::CancelRun(uint64_t run, const std::string& detail) {
+  return Call<absl::Status>([&] {
+    core::Output& out = Scratch();
+    absl::Status s = plan_.CancelRunOnRequest(run, detail, Now(), &out);
+    Absorb(out, false);
+    return s;
+  });
+}
+
+absl::StatusOr<JobSpec> SchedulerImpl::GetJob(const JobKey& key) {
+  // Copied out on the scheduler thread, unpacked on the caller's.
+  std::optional<core::PackedSpec> packed;
+  bool paused = false;
+  absl::Status s = Call<absl::Status>([&] {
+    const core::PackedSpec* p = plan_.Packed(key);
+    if (p == nullptr)
+      return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
+    packed = *p;
+    paused = plan_.IsPaused(key);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  JobSpec spec = packed->Unpack();
+  spec.paused = paused;
+  return spec;
 }
 
 absl::StatusOr<SchedulerStats> SchedulerImpl::Stats() {

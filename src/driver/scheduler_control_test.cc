@@ -1,5 +1,7 @@
 // The Scheduler's controls: pause and resume, trigger now, remove, calls before
 // Start, calls from job functions and callbacks, and option checks.
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +20,48 @@ using ::chime::testing::IsOkAndHolds;
 using ::chime::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+
+// A job the caller stored itself is not written again, and its fires are
+// claimed under the store's id for it.
+TEST_F(SchedulerTest, AddStoredJobDoesNotWriteTheJobAgain) {
+  Create();
+  absl::StatusOr<JobRecord> stored = store_->PutJob(
+      Cron("yearly", "0 0 1 1 *"), kNoRevision, MonoTime::Infinite());
+  ASSERT_THAT(stored, IsOk());
+  ASSERT_THAT(scheduler_->AddStoredJob(*stored, Returns(absl::OkStatus())),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  absl::StatusOr<uint64_t> run = scheduler_->TriggerJob(Key("yearly"));
+  ASSERT_THAT(run, IsOk());
+  recorder_.WaitForEvent("yearly:1:2026-01-01T00:00:00Z:manual", "succeeded");
+  absl::StatusOr<RunDetail> detail = store_->GetRun(*run, kForever);
+  ASSERT_THAT(detail, IsOk());
+  EXPECT_EQ(detail->run.fire.job, stored->id);
+  absl::StatusOr<StoreInfo> info = store_->GetInfo(kForever);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->revision, stored->revision);  // no second write
+}
+
+TEST_F(SchedulerTest, GetJobAnswersTheSpecInForceWithItsPauseState) {
+  Create();
+  JobSpec spec = Cron("a", "*/5 * * * *");
+  spec.labels = {{"team", "ops"}};
+  spec.source_file = "jobs/a.yaml";
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  // Before Start too: an added job is seen by every later call.
+  EXPECT_THAT(scheduler_->GetJob(Key("a")), IsOkAndHolds(spec));
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  ASSERT_THAT(scheduler_->PauseJob(Key("a")), IsOk());
+  JobSpec paused = spec;
+  paused.paused = true;
+  EXPECT_THAT(scheduler_->GetJob(Key("a")), IsOkAndHolds(paused));
+  spec.trigger.expression = "0 * * * *";
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  EXPECT_THAT(scheduler_->GetJob(Key("a")), IsOkAndHolds(spec));
+  ASSERT_THAT(scheduler_->RemoveJob(Key("a")), IsOk());
+  EXPECT_THAT(scheduler_->GetJob(Key("a")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("no job a")));
+}
 
 TEST_F(SchedulerTest, PausedJobDoesNotRunAndResumeRecordsTheMissedFires) {
   Create();
@@ -80,6 +124,55 @@ TEST_F(SchedulerTest, TriggerRunsTheJobNowAsAManualFire) {
   EXPECT_EQ(seen.scheduled_time,
             Wall(absl::Seconds(10) + absl::Milliseconds(500)));
   EXPECT_THAT(scheduler_->TriggerJob(Key("nope")),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+// An operator's cancel: a running attempt is asked to stop and the run ends
+// cancelled with the request's reason, without a retry; a run waiting for
+// its time ends at once; a finished run cannot be cancelled.
+TEST_F(SchedulerTest, CancelRunStopsARunningAttemptAndARunNotStarted) {
+  Create();
+  JobSpec spec = Cron("slow", "0 0 1 1 *");
+  spec.retry.max_attempts = 3;  // a cancel is not retried
+  spec.overlap.action = OverlapAction::kBufferOne;
+  std::atomic<int> attempts{0};
+  ASSERT_THAT(scheduler_->AddJob(spec,
+                                 [&](const AttemptContext& ctx) {
+                                   ++attempts;
+                                   recorder_.Record(ctx);
+                                   if (!WaitUntilCancelled(ctx))
+                                     return absl::OkStatus();
+                                   return absl::CancelledError("stopped");
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  absl::StatusOr<uint64_t> running = scheduler_->TriggerJob(Key("slow"));
+  ASSERT_THAT(running, IsOk());
+  ASSERT_TRUE(recorder_.WaitForAttempts(1));
+  // The second trigger waits behind the first (buffer_one).
+  absl::StatusOr<uint64_t> waiting = scheduler_->TriggerJob(Key("slow"));
+  ASSERT_THAT(waiting, IsOk());
+  ASSERT_THAT(scheduler_->CancelRun(*waiting, "cancelled by ops"), IsOk());
+  // Again: nothing more happens.
+  EXPECT_THAT(scheduler_->CancelRun(*waiting, "cancelled by ops"),
+              StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_THAT(scheduler_->CancelRun(*running, "cancelled by ops"), IsOk());
+  ASSERT_THAT(scheduler_->CancelRun(*running, "twice"), IsOk());
+  const std::string first = "slow:1:2026-01-01T00:00:00Z:manual";
+  const RunEvent cancelled = recorder_.WaitForEvent(first, "cancelled");
+  EXPECT_EQ(cancelled.detail, "cancelled by ops: stopped");
+  EXPECT_EQ(cancelled.run_id, *running);
+  std::vector<RunEvent> events = recorder_.events();
+  const auto waiting_event =
+      std::find_if(events.begin(), events.end(), [&](const RunEvent& e) {
+        return e.run_id == *waiting && e.to == "cancelled";
+      });
+  ASSERT_NE(waiting_event, events.end()) << recorder_.Dump();
+  EXPECT_EQ(waiting_event->detail, "cancelled by ops");
+  EXPECT_EQ(attempts.load(), 1);  // neither retried nor started
+  EXPECT_THAT(scheduler_->CancelRun(*running, "late"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("not going")));
+  EXPECT_THAT(scheduler_->CancelRun(987654, "x"),
               StatusIs(absl::StatusCode::kNotFound));
 }
 

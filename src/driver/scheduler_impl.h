@@ -54,11 +54,14 @@ class SchedulerImpl final : public Scheduler {
 
   absl::Status Start() override;
   absl::Status AddJob(const JobSpec& spec, JobFunction fn) override;
+  absl::Status AddStoredJob(const JobRecord& record, JobFunction fn) override;
   absl::Status RemoveJob(const JobKey& key) override;
   absl::Status PauseJob(const JobKey& key) override;
   absl::Status ResumeJob(const JobKey& key) override;
   absl::StatusOr<uint64_t> TriggerJob(const JobKey& key) override;
   absl::StatusOr<absl::Time> NextFireTime(const JobKey& key) override;
+  absl::StatusOr<JobSpec> GetJob(const JobKey& key) override;
+  absl::Status CancelRun(uint64_t run, const std::string& detail) override;
   absl::StatusOr<SchedulerStats> Stats() override;
   void Shutdown(absl::Duration grace) override;
 
@@ -105,6 +108,9 @@ class SchedulerImpl final : public Scheduler {
   // deadlock.
   template <typename R>
   R Call(absl::FunctionRef<R()> f);
+  // AddJob and AddStoredJob.
+  absl::Status Add(const JobSpec& spec, JobFunction fn, JobId stored_id,
+                   int64_t stored_generation);
   // A job added by AddJob, validated and parsed on the caller's thread, waiting
   // for the scheduler thread.
   struct PendingAdd {
@@ -113,6 +119,10 @@ class SchedulerImpl final : public Scheduler {
     core::FireSource source;
     std::shared_ptr<const JobFunction> fn;
     absl::Time requested;  // wall time of the AddJob call
+    // AddStoredJob: the store's id and generation of the job, already
+    // written (0: the scheduler writes it).
+    JobId stored_id = 0;
+    int64_t stored_generation = 0;
   };
   // Plan context: applies `add` to the Plan.
   void ApplyAdd(PendingAdd& add, core::Now now);
@@ -146,7 +156,9 @@ class SchedulerImpl final : public Scheduler {
   void CancelAttempt(const core::CancelAttemptAction& cancel);
   void RecordTransition(core::TransitionAction& t);
   // Writes the job as the Plan now has it to the store.
-  void StoreJob(const JobKey& key);
+  // `stored_id`: the job is in the store already, under that id (the writer
+  // only learns the id).
+  void StoreJob(const JobKey& key, JobId stored_id = 0);
   // What the store writer finished: persisted batches go to the Plan, and
   // RunEvents are emitted for what is now recorded.
   void OnWritten(std::vector<StoreWriter::Completion> done);

@@ -67,8 +67,8 @@ void StoreWriter::Enqueue(Item item) {
 }
 
 void StoreWriter::PutJob(core::PackedSpec spec, bool paused, int64_t generation,
-                         uint32_t job_slot) {
-  Enqueue(PutJobItem{std::move(spec), paused, generation, job_slot});
+                         uint32_t job_slot, JobId stored_id) {
+  Enqueue(PutJobItem{std::move(spec), paused, generation, job_slot, stored_id});
 }
 
 void StoreWriter::DeleteJob(const JobKey& key) { Enqueue(DeleteJobItem{key}); }
@@ -208,10 +208,16 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
   std::vector<JobWrite> writes;
   std::vector<int64_t> generations;
   std::vector<uint32_t> slots;
-  absl::flat_hash_set<JobKey> keys;  // one write per job per call
+  absl::flat_hash_set<JobKey> keys;                // one write per job per call
+  std::vector<std::pair<uint32_t, JobId>> stored;  // written by the caller
   for (; i < items.size() && writes.size() < kMaxJobsPerCall; ++i) {
     auto* put = std::get_if<PutJobItem>(&items[i]);
     if (put == nullptr) break;
+    if (put->stored_id != 0) {
+      if (!keys.insert(put->spec.Key()).second) break;
+      stored.emplace_back(put->job_slot, put->stored_id);
+      continue;
+    }
     JobSpec spec = put->spec.Unpack();
     if (!keys.insert(spec.key).second) break;
     spec.paused = put->paused;
@@ -220,6 +226,11 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
     slots.push_back(put->job_slot);
   }
   if (failed_) return i;
+  for (const auto& [slot, id] : stored) {
+    if (slot >= ids_.size()) ids_.resize(slot + 1);
+    ids_[slot] = id;
+  }
+  if (writes.empty()) return i;
   absl::StatusOr<std::vector<JobRecord>> records;
   absl::Status s = Retry("put_jobs", writes.size(), [&](MonoTime deadline) {
     records = store_.PutJobs(writes, deadline);

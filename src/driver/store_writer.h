@@ -95,8 +95,10 @@ class StoreWriter {
   // The spec is unpacked on the writer thread. `job_slot` is the job's
   // Plan::JobSlot: persist records name their job by it, and must come after
   // the job's PutJob.
+  // `stored_id` != 0: the job is in the store already under that id (the
+  // caller wrote it); only the id is learnt, in order with the other writes.
   void PutJob(core::PackedSpec spec, bool paused, int64_t generation,
-              uint32_t job_slot);
+              uint32_t job_slot, JobId stored_id = 0);
   void DeleteJob(const JobKey& key);
   void Persist(core::PersistAction batch);
   // `output`, `exit_code`: the ending attempt's (t.from == running), kept
@@ -127,6 +129,7 @@ class StoreWriter {
     bool paused = false;
     int64_t generation = 0;
     uint32_t job_slot = 0;
+    JobId stored_id = 0;
   };
   struct DeleteJobItem {
     JobKey key;

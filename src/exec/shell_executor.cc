@@ -157,7 +157,10 @@ WatchResult Watch(SpawnedChild& child, const Fd& pidfd,
     if (ready < 0 && errno != EINTR) break;  // cannot happen with valid fds
     if (fds[1].revents != 0) {
       const ssize_t n = read(child.output.get(), buf, sizeof(buf));
-      if (n > 0) output.Append(buf, n);
+      if (n > 0) {
+        output.Append(buf, n);
+        if (options.on_output) options.on_output(absl::string_view(buf, n));
+      }
       if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
         child.output.Reset();
       }

@@ -69,9 +69,11 @@
 #ifndef CHIME_SRC_EXEC_SHELL_EXECUTOR_H_
 #define CHIME_SRC_EXEC_SHELL_EXECUTOR_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "chime/job.h"
 #include "chime/scheduler.h"
@@ -84,6 +86,15 @@ struct ShellOptions {
   // After the child exited and its group was killed, how long output is still
   // read from processes outside the group that hold the pipe.
   absl::Duration drain_timeout = absl::Seconds(2);
+  // When set, called with the child's output as it is read from the pipe,
+  // piece by piece (as the pipe gives it: not split at lines, and a piece may
+  // end inside a UTF-8 sequence), before the attempt ends -- all of it, not
+  // only the kept tail, and without the "[chime: ...]" markers. Called on the
+  // thread running RunShell, only while RunShell runs. It must not block:
+  // while it runs the child's output is not read, and a child whose pipe is
+  // full stops. The daemon sets it per attempt to follow output live
+  // (GET .../runs/{run}/output?follow=true).
+  std::function<void(absl::string_view)> on_output;
 };
 
 // Runs one attempt of `spec` and returns its result (see above). Blocks until

@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/exec/attempt_identity.h"
@@ -134,6 +137,24 @@ TEST_P(ShellExecutorTest, OutputWithinTheLimitHasNoMarker) {
   ShellExecutorSpec spec = Command("printf 12345");
   spec.output_limit = 5;
   EXPECT_EQ(RunSpec(spec).output, "12345");
+}
+
+TEST_P(ShellExecutorTest, OnOutputGetsTheOutputAsItComes) {
+  ShellExecutorSpec spec = Command("echo first; sleep 0.5; echo second");
+  spec.output_limit = 7;  // the kept tail; on_output gets everything
+  ShellOptions options = Options();
+  std::string streamed;
+  absl::Time first_seen = absl::InfiniteFuture();
+  options.on_output = [&](absl::string_view bytes) {
+    streamed.append(bytes.data(), bytes.size());
+    if (streamed == "first\n") first_seen = absl::Now();
+  };
+  const Result r = RunAttempt(spec, options);
+  const absl::Time returned = absl::Now();
+  EXPECT_THAT(r.status, IsOk());
+  EXPECT_EQ(streamed, "first\nsecond\n");
+  EXPECT_THAT(r.output, EndsWith("second\n"));
+  EXPECT_GE(returned - first_seen, absl::Milliseconds(400));
 }
 
 TEST_P(ShellExecutorTest, TheTailDoesNotStartInsideACharacter) {

@@ -29,11 +29,13 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "src/http/response_stream.h"
 
 namespace chime::http {
 
@@ -59,6 +61,10 @@ struct Response {
   // Extra headers. The server sets Content-Length, Connection and Date itself
   // and drops those names here.
   Headers headers;
+  // Set for a body produced over time (response_stream.h): `body` is then
+  // ignored, and the server sends what the producer writes to the stream
+  // until it is closed.
+  std::shared_ptr<ResponseStream> stream;
 };
 
 // Plain-text response with the reason phrase as body, e.g. "404 Not Found\n".

@@ -19,9 +19,24 @@
 // client therefore costs a socket and a buffer, never a thread, and not for
 // longer than the timeout.
 //
+// A handler may answer with a body produced over time (Response::stream,
+// response_stream.h): the server sends the head at once and then what the
+// producer writes, in chunks, as fast as the client reads; a client more than
+// the stream's bound behind is disconnected. read_timeout does not apply
+// while a response streams (write_timeout applies to each write), the
+// connection closes after it, and Stop() ends every stream (the producers'
+// writes fail from then on).
+//
 // Pipelined requests are answered one at a time, in order. Not supported:
-// TLS, HTTP/2, `Expect: 100-continue` (a client that waits for the interim
+// HTTP/2, `Expect: 100-continue` (a client that waits for the interim
 // response sends the body after its own delay).
+//
+// With a certificate and key in the options the listener speaks HTTPS only
+// (TLS 1.2 or later) and all of the above holds inside TLS (the 503 follows
+// the handshake). The handshake is a read: it must complete within
+// read_timeout. A client that does not speak TLS (plain HTTP, say) is closed
+// without an answer. The files are read once, at Start: a renewed
+// certificate takes a new server.
 //
 // Thread-safety: port() and Stop() may be called from any thread except a
 // pool thread (a handler must not call Stop: it would wait for itself).
@@ -57,11 +72,19 @@ class HttpServer {
     // Open connections at most; one more is answered 503 and closed.
     // REQUIRES: >= 1.
     int max_connections = 256;
+    // PEM files: the certificate chain (the server's certificate first, then
+    // any intermediates) and its unencrypted private key. Both set: HTTPS;
+    // both empty: plain HTTP.
+    std::string tls_cert_file;
+    std::string tls_key_file;
     Router router;
   };
 
   // Binds, listens and starts the pool. Errors: InvalidArgument for an
-  // address that is not an IP literal or an option out of range;
+  // address that is not an IP literal or an option out of range, for only
+  // one of the TLS files, and for a TLS file that cannot be read, holds no
+  // certificate (key), or a key that is not the certificate's (the message
+  // names the file);
   // Unavailable when the address and port are in use or not available here;
   // PermissionDenied for a privileged port; Internal otherwise. Each message
   // names the address and port.
@@ -76,8 +99,9 @@ class HttpServer {
   uint16_t port() const;
 
   // Closes the listener and every connection, abandoning requests and
-  // responses in progress, and joins the pool. Returns once a handler running
-  // now has returned. Idempotent.
+  // responses in progress (streamed ones end: see response_stream.h), and
+  // joins the pool. Returns once a handler running now has returned.
+  // Idempotent.
   void Stop();
 
  private:

@@ -1,5 +1,6 @@
 // MemoryStore: run transitions, history, retention, idempotency keys.
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,16 @@
 #include "src/store/store_util.h"
 
 namespace chime::store {
+namespace {
+
+// The key of job `id` among `jobs` (tombstones included: a deleted job's runs
+// stay, and so does its key).
+JobKey KeyOf(const std::map<JobId, JobRecord>& jobs, JobId id) {
+  auto it = jobs.find(id);
+  return it == jobs.end() ? JobKey{} : it->second.spec.key;
+}
+
+}  // namespace
 
 // --- Runs ---
 
@@ -104,7 +115,9 @@ absl::StatusOr<RunDetail> MemoryStore::GetRun(RunId run, MonoTime deadline) {
   if (it == runs_.end()) {
     return absl::NotFoundError(absl::StrCat("run ", run, " does not exist"));
   }
-  return it->second.detail;
+  RunDetail detail = it->second.detail;
+  detail.run.job_key = KeyOf(jobs_, detail.run.fire.job);
+  return detail;
 }
 
 absl::StatusOr<RunPage> MemoryStore::ListRuns(const RunQuery& query,
@@ -143,6 +156,7 @@ absl::StatusOr<RunPage> MemoryStore::ListRuns(const RunQuery& query,
       break;
     }
     page.runs.push_back(*r);
+    page.runs.back().job_key = KeyOf(jobs_, r->fire.job);
   }
   return page;
 }

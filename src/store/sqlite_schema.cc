@@ -78,7 +78,17 @@ DROP INDEX runs_by_fire;
 CREATE UNIQUE INDEX runs_by_fire ON runs(job_id, scheduled, generation, manual);
 DROP INDEX transitions_by_step;
 )sql",
+    // 4: failed runs (5 is RunState::kFailed) in an index of their own, for
+    // the dead letters -- every job's failed runs, newest first -- which
+    // would otherwise walk the whole history by time. A partial index: a
+    // run enters it only when it fails, so claims and the transitions of
+    // runs that do not fail write nothing more.
+    R"sql(
+CREATE INDEX runs_failed ON runs(scheduled, id) WHERE state = 5;
+)sql",
 };
+static_assert(static_cast<int>(RunState::kFailed) == 5,
+              "migration 4's partial index names failed runs by number");
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 absl::StatusOr<int64_t> CountRows(Db& db, absl::string_view sql) {
@@ -159,5 +169,31 @@ absl::Status KeepMaxRunId(Db& db) {
   ASSIGN_OR_RETURN(int64_t max_run, MaxRunId(db));
   return SetMeta(db, "max_run_id", max_run);
 }
+
+#define CHIME_SELECT_RUNS                                                   \
+  "SELECT runs.id, runs.job_id, runs.generation, runs.scheduled, "          \
+  "runs.manual, runs.state, runs.attempt, runs.token, runs.created_at, "    \
+  "runs.updated_at, runs.detail, jobs.namespace, jobs.name FROM runs LEFT " \
+  "JOIN jobs ON jobs.id = runs.job_id"
+
+const char kSelectRunById[] = CHIME_SELECT_RUNS " WHERE runs.id = ?";
+
+std::string ListRunsSql(const RunQuery& query) {
+  std::string sql =
+      CHIME_SELECT_RUNS " WHERE runs.scheduled >= ? AND runs.scheduled < ?";
+  if (query.job) absl::StrAppend(&sql, " AND runs.job_id = ?");
+  if (query.state) {
+    absl::StrAppend(&sql, " AND runs.state = ", static_cast<int>(*query.state));
+  }
+  if (query.after) {
+    absl::StrAppend(&sql,
+                    " AND (runs.scheduled < ? OR (runs.scheduled = ? AND "
+                    "runs.id < ?))");
+  }
+  absl::StrAppend(&sql, " ORDER BY runs.scheduled DESC, runs.id DESC LIMIT ?");
+  return sql;
+}
+
+#undef CHIME_SELECT_RUNS
 
 }  // namespace chime::store

@@ -11,13 +11,15 @@
 #define CHIME_SRC_STORE_SQLITE_SCHEMA_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
+#include "chime/store_types.h"
 #include "src/store/sqlite_db.h"
 
 namespace chime::store {
 
-inline constexpr int64_t kSchemaVersion = 3;
+inline constexpr int64_t kSchemaVersion = 4;
 
 // Reads the schema version and applies the missing migrations. REQUIRES: a
 // write transaction is open. Returns the version found before migrating.
@@ -36,6 +38,21 @@ absl::Status SetMeta(Db& db, absl::string_view key, int64_t value);
 // is about to delete (KeepMaxRunId, before deleting).
 absl::StatusOr<int64_t> MaxRunId(Db& db);
 absl::Status KeepMaxRunId(Db& db);
+
+// The run queries whose plans rely on the indexes above (kept here, beside
+// them; sqlite_store_test.cc checks their plans). Both select a run with its
+// job's key -- runs LEFT JOIN jobs, so a deleted job's tombstone gives it --
+// in the columns: id, job_id, generation, scheduled, manual, state, attempt,
+// token, created_at, updated_at, detail, the job's namespace, its id.
+//
+// GetRun's; binds the run id.
+extern const char kSelectRunById[];
+// ListRuns's for the filters `query` has, newest scheduled time first, then
+// highest id. Binds, in order: from, to, [job], [after: its scheduled time
+// twice, its run], the row limit. The state, when given, is written into the
+// text (not bound) so that the planner can use the partial index of failed
+// runs.
+std::string ListRunsSql(const RunQuery& query);
 
 }  // namespace chime::store
 

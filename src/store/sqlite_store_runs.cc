@@ -11,10 +11,7 @@
 namespace chime::store {
 namespace {
 
-#define CHIME_RUN_COLUMNS                                              \
-  "id, job_id, generation, scheduled, manual, state, attempt, token, " \
-  "created_at, updated_at, detail"
-
+// A row of kSelectRunById or ListRunsSql (sqlite_schema.h).
 RunRecord RunFromRow(const Stmt& s) {
   RunRecord r;
   r.id = static_cast<RunId>(s.Int(0));
@@ -25,6 +22,7 @@ RunRecord RunFromRow(const Stmt& s) {
   r.created_at = NanosToTime(s.Int(8));
   r.updated_at = NanosToTime(s.Int(9));
   r.detail = s.Text(10);
+  r.job_key = JobKey{s.Text(11), s.Text(12)};
   return r;
 }
 
@@ -150,8 +148,7 @@ absl::StatusOr<RunDetail> SqliteStore::GetRun(RunId run, MonoTime deadline) {
   RETURN_IF_ERROR(Read(deadline, [&](Db& db) -> absl::Status {
     out = RunDetail{};
     {
-      ASSIGN_OR_RETURN(StmtRef stmt, db.Prepare("SELECT " CHIME_RUN_COLUMNS
-                                                " FROM runs WHERE id = ?"));
+      ASSIGN_OR_RETURN(StmtRef stmt, db.Prepare(kSelectRunById));
       ASSIGN_OR_RETURN(bool row, stmt->Bind(1, Id(run)).Step());
       if (!row) {
         return absl::NotFoundError(
@@ -198,15 +195,8 @@ absl::StatusOr<RunDetail> SqliteStore::GetRun(RunId run, MonoTime deadline) {
 absl::StatusOr<RunPage> SqliteStore::ListRuns(const RunQuery& query,
                                               MonoTime deadline) {
   RETURN_IF_ERROR(ValidateLimit(query.limit));
-  // One cached statement per combination of filters (at most eight).
-  std::string sql = "SELECT " CHIME_RUN_COLUMNS
-                    " FROM runs WHERE scheduled >= ? AND scheduled < ?";
-  if (query.job) absl::StrAppend(&sql, " AND job_id = ?");
-  if (query.state) absl::StrAppend(&sql, " AND state = ?");
-  if (query.after) {
-    absl::StrAppend(&sql, " AND (scheduled < ? OR (scheduled = ? AND id < ?))");
-  }
-  absl::StrAppend(&sql, " ORDER BY scheduled DESC, id DESC LIMIT ?");
+  // One cached statement per combination of filters and state (at most 32).
+  const std::string sql = ListRunsSql(query);
   RunPage page;
   RETURN_IF_ERROR(Read(deadline, [&](Db& db) -> absl::Status {
     page = RunPage{};
@@ -215,7 +205,6 @@ absl::StatusOr<RunPage> SqliteStore::ListRuns(const RunQuery& query,
     stmt->Bind(i++, TimeToNanos(query.from));
     stmt->Bind(i++, TimeToNanos(query.to));
     if (query.job) stmt->Bind(i++, *query.job);
-    if (query.state) stmt->Bind(i++, static_cast<int64_t>(*query.state));
     if (query.after) {
       const int64_t at = TimeToNanos(query.after->scheduled_time);
       stmt->Bind(i++, at);

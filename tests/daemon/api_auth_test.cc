@@ -14,6 +14,8 @@ using ::testing::HasSubstr;
 
 constexpr char kReader[] = "Authorization: Bearer reader-0123456789abcdef";
 constexpr char kWriter[] = "Authorization: Bearer writer-0123456789abcdef";
+constexpr char kAdmin[] = "Authorization: Bearer admin-0123456789abcdef";
+constexpr char kJson[] = "Content-Type: application/json";
 
 class ApiAuthTest : public ::testing::Test {
  protected:
@@ -32,6 +34,9 @@ api_tokens:
   - name: ci
     role: write
     token: writer-0123456789abcdef
+  - name: ops
+    role: admin
+    token: admin-0123456789abcdef
 )");
     auto d =
         DaemonProcess::StartIn(dir_, {"--config", dir_.path() + "/chime.yaml"});
@@ -39,9 +44,10 @@ api_tokens:
     daemon_ = *std::move(d);
   }
   HttpResult Do(const std::string& method, const std::string& path,
-                const std::vector<std::string>& headers) {
+                const std::vector<std::string>& headers,
+                const std::string& body = "") {
     absl::StatusOr<HttpResult> r =
-        HttpDo(daemon_->port(), method, path, headers);
+        HttpDo(daemon_->port(), method, path, headers, body);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : HttpResult{};
   }
@@ -62,6 +68,36 @@ TEST_F(ApiAuthTest, ReadsNeedAToken) {
   // Health and metrics stay open (probes and Prometheus carry no token).
   EXPECT_EQ(Do("GET", "/healthz", {}).status, 200);
   EXPECT_EQ(Do("GET", "/metrics", {}).status, 200);
+}
+
+// A job that runs a command is code execution on the host: creating or
+// changing one needs admin; an HTTP job needs write.
+TEST_F(ApiAuthTest, JobsThatRunCommandsNeedTheAdminRole) {
+  const std::string shell =
+      R"({"schedule": "@daily", "shell": {"command": "id"}})";
+  const std::string hook =
+      R"({"schedule": "@daily", "http": {"url": "http://127.0.0.1:1/x"}})";
+  HttpResult r = Do("PUT", "/v1/jobs/ops/cmd", {kReader, kJson}, shell);
+  EXPECT_EQ(r.status, 403);
+  r = Do("PUT", "/v1/jobs/ops/cmd", {kWriter, kJson}, shell);
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(r.body, HasSubstr("a job that runs a command needs role admin"));
+  EXPECT_EQ(Do("GET", "/v1/jobs/ops/cmd", {kReader}).status, 404);
+  r = Do("PUT", "/v1/jobs/ops/cmd", {kAdmin, kJson}, shell);
+  EXPECT_EQ(r.status, 201) << r.body;
+  r = Do("PUT", "/v1/jobs/ops/hook", {kWriter, kJson}, hook);
+  EXPECT_EQ(r.status, 201) << r.body;
+  // Turning the HTTP job into a command is a change that runs a command.
+  r = Do("PATCH", "/v1/jobs/ops/hook", {kWriter, kJson},
+         R"({"http": null, "shell": {"command": "id"}})");
+  EXPECT_EQ(r.status, 403) << r.body;
+  // Deleting, pausing and resuming need write only.
+  EXPECT_EQ(Do("POST", "/v1/jobs/ops/cmd/pause", {kWriter}).status, 200);
+  EXPECT_EQ(Do("DELETE", "/v1/jobs/ops/cmd", {kWriter}).status, 204);
+  const nlohmann::json logged = daemon_->WaitForMsg("job deleted");
+  ASSERT_FALSE(logged.is_null()) << daemon_->LogText();
+  EXPECT_EQ(logged["token"], "ci");
+  EXPECT_EQ(logged["job"], "ops/cmd");
 }
 
 TEST_F(ApiAuthTest, TriggerNeedsTheWriteRoleAndIsLoggedWithTheTokensName) {

@@ -11,6 +11,7 @@
 #include "cli/job_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/daemon/cli_runner.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace chime::daemon_test {
@@ -19,11 +20,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using Result = CliResult;
 
 class CliClientTest : public ::testing::Test {
  protected:
@@ -46,6 +43,7 @@ jobs:
 api_tokens:
   - { name: reader, role: read, token: reader-0123456789abcdef }
   - { name: ci, role: write, token: writer-0123456789abcdef }
+  - { name: ops, role: admin, token: admin-0123456789abcdef }
 )");
     auto d =
         DaemonProcess::StartIn(dir_, {"--config", dir_.path() + "/chime.yaml"});
@@ -63,24 +61,14 @@ api_tokens:
 
   // `chime <args> --server <daemon>`.
   Result Chime(std::vector<std::string> args) {
-    args.insert(args.begin(), "chime");
     args.push_back("--server");
     args.push_back(server_);
-    std::vector<const char*> argv;
-    for (const std::string& a : args) argv.push_back(a.c_str());
-    std::istringstream in;
-    std::ostringstream out, err;
-    const cli::Io io{in, out, err, absl::Now()};
-    Result r;
-    r.status = cli::RunCli(static_cast<int>(argv.size()), argv.data(), io,
-                           {cli::AddJobCommand, cli::AddRunCommand});
-    r.out = out.str();
-    r.err = err.str();
-    return r;
+    return RunChime(std::move(args), {cli::AddJobCommand, cli::AddRunCommand});
   }
 
   static constexpr char kReader[] = "reader-0123456789abcdef";
   static constexpr char kWriter[] = "writer-0123456789abcdef";
+  static constexpr char kAdmin[] = "admin-0123456789abcdef";
   TempDir dir_;
   std::unique_ptr<DaemonProcess> daemon_;
   std::string server_;
@@ -149,6 +137,50 @@ TEST_F(CliClientTest, TriggerThenRunListGetAndLogs) {
   EXPECT_THAT(get.out, HasSubstr("fire id:    ops/report:1:"));
 }
 
+// Without a job, `run list` lists every job's runs (GET /v1/runs) with a
+// JOB column; --dead lists the dead letters (GET /v1/dead-letters): failed
+// runs only.
+TEST_F(CliClientTest, RunListWithoutAJobListsEveryJobsRunsOrTheDeadLetters) {
+  const Result t = Chime({"job", "trigger", "ops/report", "--token", kWriter});
+  ASSERT_EQ(t.status, 0) << t.err;
+  const std::string run(
+      absl::StripAsciiWhitespace(t.out.substr(t.out.rfind(' ') + 1)));
+  // The run's line: "<run>  ops/report  <time>  succeeded  1".
+  Result all;
+  std::string line;
+  for (int i = 0; i < 100 && line.find("succeeded") == std::string::npos; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    all = Chime({"run", "list", "--token", kReader});
+    ASSERT_EQ(all.status, 0) << all.err;
+    const size_t at = all.out.find(absl::StrCat("\n", run, " "));
+    if (at != std::string::npos)
+      line = all.out.substr(at + 1, all.out.find('\n', at + 1) - at - 1);
+  }
+  EXPECT_THAT(all.out, StartsWith("RUN  JOB         SCHEDULED"));
+  EXPECT_THAT(line, HasSubstr("  ops/report  "));
+  EXPECT_THAT(line, HasSubstr("  succeeded  1"));
+  EXPECT_THAT(
+      Chime({"run", "list", "--namespace", "default", "--token", kReader}).out,
+      Not(HasSubstr("ops/report")));
+  // A succeeded run is no dead letter.
+  const Result dead = Chime({"run", "list", "--dead", "--token", kReader});
+  ASSERT_EQ(dead.status, 0) << dead.err;
+  EXPECT_EQ(dead.out, "RUN  JOB  SCHEDULED  STATE  ATTEMPT  DETAIL\n");
+  const Result json =
+      Chime({"run", "list", "--dead", "--json", "--token", kReader});
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out),
+            nlohmann::json::parse(R"({"runs": [], "next_cursor": null})"));
+  // --dead is every job's failed runs: not with a job, nor another state.
+  EXPECT_EQ(
+      Chime({"run", "list", "ops/report", "--dead", "--token", kReader}).status,
+      2);
+  EXPECT_EQ(
+      Chime({"run", "list", "--dead", "--state", "failed", "--token", kReader})
+          .status,
+      2);
+}
+
 TEST_F(CliClientTest, ExitStatusesScriptsCanRelyOn) {
   Result r = Chime({"job", "get", "ops/nope", "--token", kReader});
   EXPECT_EQ(r.status, 3);
@@ -173,6 +205,96 @@ TEST_F(CliClientTest, ExitStatusesScriptsCanRelyOn) {
                         {cli::AddJobCommand}),
             1);
   EXPECT_THAT(err.str(), HasSubstr("http://127.0.0.1:1: "));
+}
+
+// `chime run cancel` stops a running attempt; `chime run retry` runs the job
+// again for the cancelled run; a finished run cannot be cancelled (exit 5).
+TEST_F(CliClientTest, RunCancelAndRetry) {
+  dir_.Write("slow.yaml",
+             "id: slow\nschedule: \"0 0 1 1 *\"\nshell: { command: "
+             "\"sleep 30\" }\n");
+  ASSERT_EQ(Chime({"job", "apply", "-f", dir_.path() + "/slow.yaml", "--token",
+                   kAdmin})
+                .status,
+            0);
+  const Result t = Chime({"job", "trigger", "slow", "--token", kWriter});
+  ASSERT_EQ(t.status, 0) << t.err;
+  const std::string run(
+      absl::StripAsciiWhitespace(t.out.substr(t.out.rfind(' ') + 1)));
+  Result get;
+  for (int i = 0; i < 200; ++i) {
+    get = Chime({"run", "get", "slow", run, "--token", kReader});
+    if (get.out.find("state:      running") != std::string::npos) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_THAT(get.out, HasSubstr("state:      running"));
+  Result r = Chime({"run", "cancel", "slow", run, "--token", kWriter});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("run " + run + " of slow: cancel requested"));
+  for (int i = 0; i < 200; ++i) {
+    get = Chime({"run", "get", "slow", run, "--token", kReader});
+    if (get.out.find("state:      cancelled") != std::string::npos) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_THAT(get.out, HasSubstr("cancelled through the API by ci"));
+  r = Chime({"run", "cancel", "slow", run, "--token", kWriter});
+  EXPECT_EQ(r.status, 5);
+  r = Chime({"run", "retry", "slow", run, "--token", kWriter});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("run " + run + " of slow: retried as run "));
+}
+
+// `chime job apply -f` takes a job file: its errors point into it and send
+// nothing; its jobs are created, then replaced; pause, resume and delete
+// follow, and jobs of the daemon's own files are refused with exit 5.
+TEST_F(CliClientTest, ApplyPauseResumeDelete) {
+  dir_.Write("mine.yaml", R"(
+jobs:
+  - id: hook
+    namespace: web
+    schedule: "0 0 1 1 *"
+    http: { url: "http://127.0.0.1:1/x" }
+  - id: cmd
+    namespace: web
+    schedule: "0 0 1 1 *"
+    shell: { command: "true" }
+)");
+  const std::string file = dir_.path() + "/mine.yaml";
+  // A write token may not create the job that runs a command: the other is
+  // applied, and the exit status says not allowed.
+  Result r = Chime({"job", "apply", "-f", file, "--token", kWriter});
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("web/hook: applied (revision"));
+  EXPECT_THAT(r.err, HasSubstr("web/cmd: a job that runs a command needs role "
+                               "admin"));
+  r = Chime({"job", "apply", "-f", file, "--token", kAdmin});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("web/cmd: applied"));
+  EXPECT_EQ(Chime({"job", "get", "web/cmd", "--token", kReader}).status, 0);
+
+  dir_.Write("bad.yaml",
+             "id: x\nschedule: \"61 * * * *\"\nshell: {command: a}\n");
+  r = Chime(
+      {"job", "apply", "-f", dir_.path() + "/bad.yaml", "--token", kAdmin});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr(dir_.path() + "/bad.yaml:2:"));
+  EXPECT_EQ(Chime({"job", "get", "x", "--token", kReader}).status, 3);
+
+  r = Chime({"job", "pause", "web/hook", "--token", kWriter});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "web/hook: paused\n");
+  EXPECT_THAT(Chime({"job", "get", "web/hook", "--token", kReader}).out,
+              HasSubstr(", paused,"));
+  EXPECT_EQ(Chime({"job", "resume", "web/hook", "--token", kWriter}).out,
+            "web/hook: resumed\n");
+  r = Chime({"job", "delete", "web/hook", "--token", kWriter});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "web/hook: deleted\n");
+  EXPECT_EQ(Chime({"job", "get", "web/hook", "--token", kReader}).status, 3);
+
+  r = Chime({"job", "delete", "ops/report", "--token", kWriter});
+  EXPECT_EQ(r.status, 5);
+  EXPECT_THAT(r.err, HasSubstr("is defined by the job file"));
 }
 
 }  // namespace

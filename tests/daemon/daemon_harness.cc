@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,26 @@ absl::StatusOr<HttpResult> HttpGet(int port, const std::string& path) {
   return HttpDo(port, "GET", path, {});
 }
 
+static size_t AppendHeader(char* data, size_t size, size_t n, void* out) {
+  absl::string_view line(data, size * n);
+  line = absl::StripTrailingAsciiWhitespace(line);
+  if (!line.empty())
+    static_cast<std::vector<std::string>*>(out)->emplace_back(line);
+  return size * n;
+}
+
+std::string HttpResult::Header(absl::string_view name) const {
+  for (const std::string& h : headers) {
+    const size_t colon = h.find(':');
+    if (colon != std::string::npos &&
+        absl::EqualsIgnoreCase(absl::string_view(h).substr(0, colon), name)) {
+      return std::string(
+          absl::StripAsciiWhitespace(absl::string_view(h).substr(colon + 1)));
+    }
+  }
+  return "";
+}
+
 absl::StatusOr<HttpResult> HttpDo(int port, const std::string& method,
                                   const std::string& path,
                                   const std::vector<std::string>& headers,
@@ -99,6 +120,8 @@ absl::StatusOr<HttpResult> HttpDo(int port, const std::string& method,
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Append);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &AppendHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &result.headers);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   const CURLcode rc = curl_easy_perform(curl);
@@ -110,6 +133,71 @@ absl::StatusOr<HttpResult> HttpDo(int port, const std::string& method,
         absl::StrCat("GET ", url, ": ", curl_easy_strerror(rc)));
   }
   return result;
+}
+
+namespace {
+
+struct StreamState {
+  CURL* curl = nullptr;
+  HttpResult* result = nullptr;
+  const std::function<bool(const HttpResult&)>* until = nullptr;
+  bool stopped = false;
+};
+
+bool StreamDone(StreamState& s) {
+  if (s.result->status == 0)
+    curl_easy_getinfo(s.curl, CURLINFO_RESPONSE_CODE, &s.result->status);
+  if (!s.stopped && (*s.until)(*s.result)) s.stopped = true;
+  return s.stopped;
+}
+
+size_t StreamWrite(char* data, size_t size, size_t n, void* out) {
+  StreamState& s = *static_cast<StreamState*>(out);
+  s.result->body.append(data, size * n);
+  return StreamDone(s) ? 0 : size * n;
+}
+
+int StreamProgress(void* out, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return StreamDone(*static_cast<StreamState*>(out)) ? 1 : 0;
+}
+
+}  // namespace
+
+absl::StatusOr<StreamedResult> HttpStream(
+    int port, const std::string& path, const std::vector<std::string>& headers,
+    const std::function<bool(const HttpResult&)>& until, absl::Duration limit) {
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) return absl::InternalError("curl_easy_init");
+  StreamedResult out;
+  StreamState state{.curl = curl, .result = &out.http, .until = &until};
+  const std::string url = absl::StrCat("http://127.0.0.1:", port, path);
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_slist* list = nullptr;
+  for (const std::string& h : headers)
+    list = curl_slist_append(list, h.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &StreamWrite);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &AppendHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &out.http.headers);
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &StreamProgress);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(absl::ToInt64Milliseconds(limit)));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  const CURLcode rc = curl_easy_perform(curl);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out.http.status);
+  curl_easy_cleanup(curl);
+  curl_slist_free_all(list);
+  if (state.stopped) return out;
+  if (rc != CURLE_OK) {
+    return absl::UnavailableError(
+        absl::StrCat("GET ", url, ": ", curl_easy_strerror(rc),
+                     "; the body so far: ", out.http.body));
+  }
+  out.ended = true;
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<DaemonProcess>> DaemonProcess::Start(

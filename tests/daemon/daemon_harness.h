@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 
@@ -38,6 +39,10 @@ class TempDir {
 struct HttpResult {
   long status = 0;
   std::string body;
+  // Response headers as received, "Name: value" without the line end.
+  std::vector<std::string> headers;
+  // The value of the first header `name` (case-insensitive), or "".
+  std::string Header(absl::string_view name) const;
 };
 
 // GET http://127.0.0.1:<port><path>, with a 10 s limit.
@@ -47,6 +52,19 @@ absl::StatusOr<HttpResult> HttpDo(int port, const std::string& method,
                                   const std::string& path,
                                   const std::vector<std::string>& headers,
                                   const std::string& body = "");
+
+struct StreamedResult {
+  HttpResult http;     // status, headers and the body as far as it came
+  bool ended = false;  // the server ended the answer (else `until` did)
+};
+// GET http://127.0.0.1:<port><path> read as it comes (an event stream, a
+// followed output): `until` is called with what has arrived whenever more
+// does, and about every second meanwhile; true stops the transfer. Fails
+// (with the body so far) when neither happens within `limit`.
+absl::StatusOr<StreamedResult> HttpStream(
+    int port, const std::string& path, const std::vector<std::string>& headers,
+    const std::function<bool(const HttpResult&)>& until,
+    absl::Duration limit = absl::Seconds(10));
 
 class DaemonProcess {
  public:

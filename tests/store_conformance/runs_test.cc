@@ -228,5 +228,76 @@ TEST_P(StoreConformance, HistoryOfAJobOrdersRunsAtTheSameTimeByRunId) {
       ElementsAre(ElementsAre(2, 9), ElementsAre(7, 5), ElementsAre(8)));
 }
 
+// A run names its job by id and by key, in a listing of every job and of
+// one, and alone; also after the job is deleted (its runs stay).
+TEST_P(StoreConformance, RunsCarryTheirJobsKeyAlsoAfterItIsDeleted) {
+  JobSpec spec = Spec("report");
+  spec.key.name_space = "ops";
+  absl::StatusOr<JobRecord> ops = store().PutJob(spec, kNoRevision, kForever);
+  ASSERT_THAT(ops, IsOk());
+  const JobRecord other = MustPut("other");
+  const Fence fence = MustAcquire();
+  MustClaim(fence, *ops, 5, 1);
+  MustClaim(fence, other, 10, 2);
+  MustFinish(fence, 1, 6, RunState::kFailed);
+  const auto expect_keys = [&](absl::string_view when) {
+    SCOPED_TRACE(when);
+    absl::StatusOr<RunPage> all = store().ListRuns(RunQuery{}, kForever);
+    ASSERT_THAT(all, IsOk());
+    ASSERT_THAT(all->runs, SizeIs(2));
+    EXPECT_EQ(all->runs[0].id, 2u);
+    EXPECT_EQ(all->runs[0].job_key, (JobKey{"default", "other"}));
+    EXPECT_EQ(all->runs[1].job_key, (JobKey{"ops", "report"}));
+    EXPECT_EQ(all->runs[1].fire.job, ops->id);
+    RunQuery failed;
+    failed.job = ops->id;
+    failed.state = RunState::kFailed;
+    absl::StatusOr<RunPage> one = store().ListRuns(failed, kForever);
+    ASSERT_THAT(one, IsOk());
+    ASSERT_THAT(one->runs, SizeIs(1));
+    EXPECT_EQ(one->runs[0].job_key, (JobKey{"ops", "report"}));
+    absl::StatusOr<RunDetail> run = store().GetRun(1, kForever);
+    ASSERT_THAT(run, IsOk());
+    EXPECT_EQ(run->run.job_key, (JobKey{"ops", "report"}));
+    EXPECT_EQ(run->run.state, RunState::kFailed);
+  };
+  expect_keys("live");
+  ASSERT_THAT(store().DeleteJob(spec.key, kAnyRevision, kForever), IsOk());
+  expect_keys("deleted");
+}
+
+// Every job's failed runs, newest first, paged (the dead letters): a run
+// that fails and then runs again leaves the listing, ties in time come
+// highest RunId first.
+TEST_P(StoreConformance, FailedRunsOfEveryJobPageNewestFirst) {
+  const JobRecord a = MustPut("a");
+  const JobRecord b = MustPut("b");
+  const Fence fence = MustAcquire();
+  RunId next = 1;
+  for (int minute = 0; minute < 30; minute += 5) {
+    MustClaim(fence, a, minute, next++);
+    MustClaim(fence, b, minute, next++);
+  }
+  // Failed: 1 (a at 0), 4 (b at 5), 5 and 6 (a, b at 10), 11 (a at 25).
+  for (RunId id : {1, 4, 5, 6, 11})
+    MustFinish(fence, id, 30, RunState::kFailed);
+  MustFinish(fence, 2, 30);
+  MustFinish(fence, 3, 30, RunState::kCancelled);
+  // Failed and then started again: no longer failed.
+  ASSERT_THAT(store().TransitionRun(
+                  fence, Step(5, RunState::kFailed, RunState::kRunning, 2, 31),
+                  kForever),
+              IsOk());
+  RunQuery failed;
+  failed.state = RunState::kFailed;
+  failed.limit = 2;
+  EXPECT_THAT(Pages(store(), failed),
+              ElementsAre(ElementsAre(11, 6), ElementsAre(4, 1)));
+  failed.from = At(5);
+  failed.to = At(25);
+  failed.limit = 100;
+  EXPECT_THAT(Pages(store(), failed), ElementsAre(ElementsAre(6, 4)));
+}
+
 }  // namespace
 }  // namespace chime::conformance

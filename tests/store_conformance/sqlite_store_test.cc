@@ -9,6 +9,7 @@
 #include <functional>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/store/job_codec.h"
@@ -25,7 +26,9 @@ namespace {
 
 using ::chime::testing::IsOk;
 using ::chime::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 TEST_F(SqliteStoreTest, ReopeningKeepsEverythingAcknowledged) {
@@ -293,6 +296,49 @@ TEST_F(SqliteStoreTest, CorruptDatabaseIsReportedAndNotRecreated) {
   std::string content((std::istreambuf_iterator<char>(in)),
                       std::istreambuf_iterator<char>());
   EXPECT_EQ(content, garbage);
+}
+
+// The run listings of the API search an index that also gives their order
+// (no sort of the whole history), with the job's key by primary key: every
+// job's runs newest first, with and without a state (failed ones, the dead
+// letters, through their partial index), and one job's.
+TEST_F(SqliteStoreTest, RunListingsSearchAnIndex) {
+  MustOpen().reset();
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(DbPath(), false);
+  ASSERT_THAT(db, IsOk());
+  const auto plan = [&](const RunQuery& query) {
+    std::string text;
+    absl::StatusOr<StmtRef> stmt =
+        (*db)->Prepare("EXPLAIN QUERY PLAN " + ListRunsSql(query));
+    EXPECT_THAT(stmt, IsOk());
+    if (!stmt.ok()) return text;
+    while (true) {
+      absl::StatusOr<bool> row = (*stmt)->Step();
+      EXPECT_THAT(row, IsOk());
+      if (!row.ok() || !*row) return text;
+      absl::StrAppend(&text, (*stmt)->Text(3), "\n");
+    }
+  };
+  RunQuery all;
+  all.after = RunCursor{At(5), 3};
+  const auto searches = [](absl::string_view index) {
+    return AllOf(HasSubstr(absl::StrCat("SEARCH runs USING INDEX ", index)),
+                 HasSubstr("SEARCH jobs USING INTEGER PRIMARY KEY"),
+                 Not(HasSubstr("SCAN runs")), Not(HasSubstr("ORDER BY")));
+  };
+  EXPECT_THAT(plan(all), searches("runs_by_time"));
+  RunQuery failed = all;
+  failed.state = RunState::kFailed;
+  EXPECT_THAT(plan(failed), searches("runs_failed"));
+  RunQuery running = all;
+  running.state = RunState::kRunning;
+  EXPECT_THAT(plan(running), searches("runs_by_time"));
+  // One job's: the claim's index, its runs at one time sorted by id.
+  RunQuery job = failed;
+  job.job = 1;
+  EXPECT_THAT(plan(job), AllOf(HasSubstr("SEARCH runs USING INDEX runs_by_fire "
+                                         "(job_id=? AND scheduled>?"),
+                               Not(HasSubstr("SCAN runs"))));
 }
 
 }  // namespace

@@ -1,0 +1,165 @@
+// api_load: concurrent clients against a running daemon's REST API, for
+// bench/api_bench.py (which starts the daemon and records the figures).
+//
+//   api_load --server http://127.0.0.1:8712 --mode create --clients 32
+//            --requests 20000
+//       POST /v1/jobs, each a new HTTP job (acknowledged once durable);
+//   api_load ... --mode trigger --job bench/seed --requests 10000
+//       POST .../trigger (to give a job a run history);
+//   api_load ... --mode get --path '/v1/jobs/bench/seed/runs?limit=100'
+//       GET the path;
+//
+// Each client is a thread with one keep-alive connection (a libcurl easy
+// handle) sending its share of the requests one after another. Prints one
+// JSON line: requests, ok (2xx), failed, seconds, per_s and latency
+// percentiles in ms (p50, p90, p99, max). Exits 1 if any request failed.
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_args.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+size_t Discard(char*, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->clear();
+  return size * n;
+}
+
+struct ClientResult {
+  std::vector<double> latencies_ms;
+  int64_t ok = 0;
+  int64_t failed = 0;
+  std::string first_error;
+};
+
+void Client(const std::string& server, const std::string& mode,
+            const std::string& path, const std::string& job, int client,
+            int64_t requests, ClientResult* out) {
+  CURL* curl = curl_easy_init();
+  std::string sink;
+  curl_slist* headers =
+      curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Discard);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30000L);
+  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  out->latencies_ms.reserve(static_cast<size_t>(requests));
+  std::string url, body;
+  for (int64_t i = 0; i < requests; ++i) {
+    if (mode == "create") {
+      url = server + "/v1/jobs";
+      body = "{\"id\":\"c" + std::to_string(client) + "-" + std::to_string(i) +
+             "\",\"namespace\":\"bench\",\"schedule\":\"0 0 1 1 *\","
+             "\"http\":{\"url\":\"http://127.0.0.1:9/hook\"}}";
+    } else if (mode == "trigger") {
+      url = server + "/v1/jobs/" + job + "/trigger";
+      body.clear();
+    } else {
+      url = server + path;
+    }
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    if (mode == "get") {
+      curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    } else {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE,
+                       static_cast<long>(body.size()));
+    }
+    const auto start = Clock::now();
+    const CURLcode rc = curl_easy_perform(curl);
+    const double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - start)
+            .count();
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    if (rc == CURLE_OK && status >= 200 && status < 300) {
+      ++out->ok;
+      out->latencies_ms.push_back(ms);
+    } else {
+      ++out->failed;
+      if (out->first_error.empty()) {
+        out->first_error = rc != CURLE_OK ? curl_easy_strerror(rc)
+                                          : "HTTP " + std::to_string(status);
+      }
+    }
+  }
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+}
+
+double Percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * v.size()));
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  chime::bench::Args args;
+  if (!chime::bench::Args::Parse(
+          "api_load", std::vector<std::string>(argv + 1, argv + argc),
+          {{"server", "http://127.0.0.1:8712"},
+           {"mode", "create"},
+           {"clients", "32"},
+           {"requests", "10000"},
+           {"job", "bench/seed"},
+           {"path", "/v1/jobs"}},
+          &args)) {
+    return 2;
+  }
+  const std::string mode = args.String("mode");
+  if (mode != "create" && mode != "trigger" && mode != "get") {
+    std::cerr << "api_load: --mode is create, trigger or get\n";
+    return 2;
+  }
+  const int clients = static_cast<int>(args.Int("clients"));
+  const int64_t requests = args.Int("requests");
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  std::vector<ClientResult> results(static_cast<size_t>(clients));
+  std::vector<std::thread> threads;
+  const auto start = Clock::now();
+  for (int c = 0; c < clients; ++c) {
+    const int64_t share = requests / clients + (c < requests % clients);
+    threads.emplace_back(Client, args.String("server"), mode, args.String("path"),
+                         args.String("job"), c, share, &results[c]);
+  }
+  for (std::thread& t : threads) t.join();
+  const double seconds =
+      std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  int64_t ok = 0, failed = 0;
+  std::string error;
+  for (ClientResult& r : results) {
+    all.insert(all.end(), r.latencies_ms.begin(), r.latencies_ms.end());
+    ok += r.ok;
+    failed += r.failed;
+    if (error.empty()) error = r.first_error;
+  }
+  std::printf(
+      "{\"mode\":\"%s\",\"clients\":%d,\"requests\":%lld,\"ok\":%lld,"
+      "\"failed\":%lld,\"seconds\":%.3f,\"per_s\":%.0f,\"p50_ms\":%.3f,"
+      "\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"first_error\":\"%s\"}"
+      "\n",
+      mode.c_str(), clients, static_cast<long long>(requests),
+      static_cast<long long>(ok), static_cast<long long>(failed), seconds,
+      static_cast<double>(ok) / seconds, Percentile(all, 0.50),
+      Percentile(all, 0.90), Percentile(all, 0.99),
+      all.empty() ? 0.0 : *std::max_element(all.begin(), all.end()),
+      error.c_str());
+  curl_global_cleanup();
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,233 @@
+#include "daemon/job_registry.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "src/base/status_macros.h"
+#include "src/core/packed_spec.h"
+
+namespace chime::daemon {
+namespace {
+
+// Store calls made for the API wait this long at most.
+MonoTime Deadline() { return RealClock::Get().MonoNow() + absl::Seconds(5); }
+
+constexpr int kStartPage = 1000;
+
+}  // namespace
+
+JobRegistry::JobRegistry(Store& store, Scheduler& scheduler, JobSync& files,
+                         JobSync::MakeFunction make, Logger& log)
+    : store_(store),
+      scheduler_(scheduler),
+      files_(files),
+      make_(std::move(make)),
+      log_(log) {}
+
+absl::StatusOr<JobSync::Report> JobRegistry::Start(
+    std::vector<config::FileResult> files) {
+  absl::MutexLock lock(&mu_);
+  // The store's jobs: the API's are put in force; those of job files are
+  // checked against the files once they are applied.
+  struct FileJob {
+    JobKey key;
+    std::string file;
+  };
+  std::vector<FileJob> from_files;
+  int api_jobs = 0;
+  for (JobId after = 0;;) {
+    ASSIGN_OR_RETURN(JobPage page,
+                     store_.LoadJobs(after, kStartPage, MonoTime::Infinite()));
+    for (JobRecord& record : page.jobs) {
+      if (!record.spec.source_file.empty()) {
+        from_files.push_back(
+            {std::move(record.spec.key), std::move(record.spec.source_file)});
+        continue;
+      }
+      const core::PackedSpec packed = core::PackedSpec::Pack(record.spec);
+      RETURN_IF_ERROR(
+          scheduler_.AddStoredJob(record, make_(record.spec, packed)));
+      ++api_jobs;
+    }
+    after = page.next_after;
+    if (page.done) break;
+  }
+  if (api_jobs > 0) {
+    log_.Info("jobs created through the API loaded",
+              {{"jobs", int64_t{api_jobs}}});
+  }
+  absl::flat_hash_set<std::string> not_loaded;
+  for (const config::FileResult& file : files) {
+    if (!file.jobs.ok()) not_loaded.insert(file.path);
+  }
+  JobSync::Report report = files_.Apply(std::move(files));
+  if (!from_files.empty()) {
+    const absl::flat_hash_set<JobKey> in_force = files_.Keys();
+    for (const FileJob& job : from_files) {
+      if (in_force.contains(job.key)) continue;
+      if (not_loaded.contains(job.file)) {
+        log_.Warn("job not running: its file does not load",
+                  {{"job", job.key.ToString()}, {"file", job.file}});
+        continue;
+      }
+      absl::Status s = store_.DeleteJob(job.key, kAnyRevision, Deadline());
+      if (!s.ok() && !absl::IsNotFound(s)) return s;
+      log_.Info("job deleted: its file no longer defines it",
+                {{"job", job.key.ToString()}, {"file", job.file}});
+    }
+  }
+  return report;
+}
+
+JobSync::Report JobRegistry::ApplyFiles(std::vector<config::FileResult> files) {
+  absl::MutexLock lock(&mu_);
+  files_in_store_ = false;
+  return files_.Apply(std::move(files));
+}
+
+void JobRegistry::AcceptChanges() {
+  absl::MutexLock lock(&mu_);
+  started_ = true;
+}
+
+absl::Status JobRegistry::CheckStarted() const {
+  if (started_) return absl::OkStatus();
+  return absl::UnavailableError("the daemon is starting; try again");
+}
+
+absl::StatusOr<std::optional<JobRecord>> JobRegistry::ReadApiJob(
+    const JobKey& key) {
+  if (!files_in_store_) {
+    // Every call returns once the scheduler's earlier writes are durable:
+    // then the store says which jobs the files define.
+    (void)scheduler_.NextFireTime(key);
+    files_in_store_ = true;
+  }
+  absl::StatusOr<JobRecord> record = store_.GetJob(key, Deadline());
+  if (absl::IsNotFound(record.status())) return std::nullopt;
+  if (!record.ok()) return record.status();
+  if (!record->spec.source_file.empty()) {
+    // In force, or stored from a file that does not load now (a file that
+    // no longer defines it had it deleted at start).
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", key.ToString(), " is defined by the job file ",
+                     record->spec.source_file, "; change it there"));
+  }
+  return std::optional<JobRecord>(*std::move(record));
+}
+
+absl::StatusOr<JobRegistry::PutResult> JobRegistry::Put(
+    JobSpec spec, int64_t expected_revision) {
+  spec.source_file.clear();
+  PendingPut mine{std::move(spec), expected_revision, std::nullopt};
+  queue_mu_.Lock();
+  queue_.push_back(&mine);
+  // One thread writes a batch at a time; the others wait for it, and the
+  // first whose put is still waiting then writes the next.
+  while (!mine.result.has_value() && writing_) queue_cv_.Wait(&queue_mu_);
+  if (!mine.result.has_value()) {
+    writing_ = true;
+    std::vector<PendingPut*> waiting;
+    waiting.swap(queue_);
+    queue_mu_.Unlock();
+    {
+      absl::MutexLock lock(&mu_);
+      // Two puts of one job in a batch are written one after the other.
+      while (!waiting.empty()) {
+        std::vector<PendingPut*> batch, later;
+        absl::flat_hash_set<JobKey> keys;
+        for (PendingPut* p : waiting)
+          (keys.insert(p->spec.key).second ? batch : later).push_back(p);
+        PutBatch(batch);
+        waiting.swap(later);
+      }
+    }
+    queue_mu_.Lock();
+    writing_ = false;
+    queue_cv_.SignalAll();
+  }
+  queue_mu_.Unlock();
+  return *std::move(mine.result);
+}
+
+void JobRegistry::PutBatch(const std::vector<PendingPut*>& batch) {
+  std::vector<JobWrite> writes;
+  std::vector<PendingPut*> writers;
+  std::vector<bool> created;
+  for (PendingPut* p : batch) {
+    if (absl::Status s = CheckStarted(); !s.ok()) {
+      p->result = s;
+      continue;
+    }
+    absl::StatusOr<std::optional<JobRecord>> before = ReadApiJob(p->spec.key);
+    if (!before.ok()) {
+      p->result = before.status();
+      continue;
+    }
+    // The precondition holds also for a put of the spec already stored
+    // (which the store accepts whatever the expected revision).
+    const int64_t revision =
+        before->has_value() ? (*before)->revision : kNoRevision;
+    if (p->expected_revision != kAnyRevision &&
+        p->expected_revision != revision) {
+      p->result = absl::AbortedError(absl::StrCat(
+          "job ", p->spec.key.ToString(),
+          before->has_value() ? absl::StrCat(" is at revision ", revision)
+                              : std::string(" does not exist")));
+      continue;
+    }
+    writes.push_back(JobWrite{p->spec, p->expected_revision});
+    writers.push_back(p);
+    created.push_back(!before->has_value());
+  }
+  if (writes.empty()) return;
+  absl::StatusOr<std::vector<JobRecord>> put =
+      store_.PutJobs(writes, Deadline());
+  for (size_t i = 0; i < writers.size(); ++i) {
+    if (!put.ok()) {
+      writers[i]->result = put.status();
+      continue;
+    }
+    JobRecord& record = (*put)[i];
+    const core::PackedSpec packed = core::PackedSpec::Pack(record.spec);
+    absl::Status s =
+        scheduler_.AddStoredJob(record, make_(record.spec, packed));
+    if (s.ok()) {
+      writers[i]->result = PutResult{std::move(record), created[i]};
+    } else {
+      writers[i]->result = s;
+    }
+  }
+}
+
+absl::Status JobRegistry::Delete(const JobKey& key, int64_t expected_revision) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckStarted());
+  ASSIGN_OR_RETURN(std::optional<JobRecord> record, ReadApiJob(key));
+  if (!record.has_value())
+    return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
+  RETURN_IF_ERROR(store_.DeleteJob(key, expected_revision, Deadline()));
+  absl::Status s = scheduler_.RemoveJob(key);
+  if (!s.ok() && !absl::IsNotFound(s)) return s;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<JobRecord> JobRegistry::SetPaused(const JobKey& key,
+                                                 bool paused) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckStarted());
+  ASSIGN_OR_RETURN(std::optional<JobRecord> record, ReadApiJob(key));
+  if (!record.has_value())
+    return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
+  absl::Status s =
+      paused ? scheduler_.PauseJob(key) : scheduler_.ResumeJob(key);
+  if (absl::IsNotFound(s))
+    return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
+  RETURN_IF_ERROR(s);
+  // Pause and resume return once the job's new state is durable.
+  return store_.GetJob(key, Deadline());
+}
+
+}  // namespace chime::daemon

@@ -1,0 +1,103 @@
+// JobRegistry: which definition of each job is in force -- a job file's
+// (through JobSync) or one made through the REST API -- and the one place
+// that changes them, so that a reload of the job files and a change through
+// the API never interleave.
+//
+//   - a job a job file defines belongs to the file (JobSpec::source_file is
+//     its path): the API may trigger it, but changing, pausing or deleting it
+//     is refused (FailedPrecondition naming the file);
+//   - a job created through the API (source_file "") is written to the store
+//     before it is put in force, and is put in force again at every start;
+//   - a job file that comes to define a job created through the API takes it
+//     over (the file wins, now and at every start);
+//   - at start, a job the store has from a job file that no longer defines it
+//     (edited or removed while the daemon was down) is deleted from the store;
+//     the jobs of a file that exists but does not load stay in the store, not
+//     running, until it loads again.
+//
+// Changes are durable before they are answered. Puts that arrive while
+// another is being written are written together: one store transaction and
+// one wait for the scheduler's own writes per batch (group commit), so many
+// clients creating jobs at once do not queue behind one fsync each.
+//
+// Thread-safety: every method may be called from any thread; they are
+// serialized (a batch of puts counts as one).
+#ifndef CHIME_DAEMON_JOB_REGISTRY_H_
+#define CHIME_DAEMON_JOB_REGISTRY_H_
+
+#include <optional>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "chime/scheduler.h"
+#include "chime/store.h"
+#include "daemon/job_sync.h"
+#include "daemon/logger.h"
+#include "src/api/routes.h"
+#include "src/config/job_file.h"
+
+namespace chime::daemon {
+
+class JobRegistry final : public api::JobDefinitions {
+ public:
+  // All outlive the registry. `make` builds a job's function (as for
+  // JobSync).
+  JobRegistry(Store& store, Scheduler& scheduler, JobSync& files,
+              JobSync::MakeFunction make, Logger& log);
+
+  // Once, before the scheduler starts: puts the API's jobs from the store in
+  // force, applies `files` (a load of the jobs directory), then deletes the
+  // store's jobs of files that no longer define them.
+  absl::StatusOr<JobSync::Report> Start(std::vector<config::FileResult> files);
+  // Once the scheduler has started: API changes are refused (Unavailable)
+  // until then.
+  void AcceptChanges();
+  // A reload of the jobs directory (JobSync::Apply).
+  JobSync::Report ApplyFiles(std::vector<config::FileResult> files);
+
+  // api::JobDefinitions. Each returns once the change is durable in the store
+  // and in force in the scheduler.
+  absl::StatusOr<PutResult> Put(JobSpec spec,
+                                int64_t expected_revision) override;
+  absl::Status Delete(const JobKey& key, int64_t expected_revision) override;
+  absl::StatusOr<JobRecord> SetPaused(const JobKey& key, bool paused) override;
+
+ private:
+  // A Put waiting for its batch.
+  struct PendingPut {
+    JobSpec spec;
+    int64_t expected_revision;
+    std::optional<absl::StatusOr<PutResult>> result;
+  };
+  // Writes `batch` (distinct keys), setting each item's result.
+  void PutBatch(const std::vector<PendingPut*>& batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The store's record of `key` (nullopt if none), once the store has every
+  // job file's jobs; FailedPrecondition, naming the file, for a job a job
+  // file defines.
+  absl::StatusOr<std::optional<JobRecord>> ReadApiJob(const JobKey& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckStarted() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Store& store_;
+  Scheduler& scheduler_;
+  JobSync& files_;
+  const JobSync::MakeFunction make_;
+  Logger& log_;
+  absl::Mutex mu_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  // The scheduler writes the job files' jobs to the store behind
+  // ApplyFiles; false until a barrier saw them durable.
+  bool files_in_store_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Puts waiting for the next batch, and whether a thread is writing one.
+  absl::Mutex queue_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  absl::CondVar queue_cv_;
+  std::vector<PendingPut*> queue_ ABSL_GUARDED_BY(queue_mu_);
+  bool writing_ ABSL_GUARDED_BY(queue_mu_) = false;
+};
+
+}  // namespace chime::daemon
+
+#endif  // CHIME_DAEMON_JOB_REGISTRY_H_

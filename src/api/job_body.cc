@@ -1,0 +1,113 @@
+#include "src/api/job_body.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "src/config/job_file.h"
+
+namespace chime::api {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// Arrays and objects nested deeper than this are refused: copying, dumping
+// and comparing JSON recurse once per level, and a 1 MiB body of '[' would
+// overflow the stack. A job is at most 3 levels deep.
+constexpr int kMaxDepth = 64;
+
+// `text` parsed; a value nested deeper than kMaxDepth is left out of the
+// result (kept shallow, so that it can be copied and destroyed safely) and
+// sets *too_deep. With allow_exceptions, a syntax error throws.
+Json Parse(absl::string_view text, bool allow_exceptions, bool* too_deep) {
+  return Json::parse(
+      text.begin(), text.end(),
+      [too_deep](int depth, Json::parse_event_t event, Json&) {
+        if (depth >= kMaxDepth && (event == Json::parse_event_t::object_start ||
+                                   event == Json::parse_event_t::array_start)) {
+          *too_deep = true;
+          return false;
+        }
+        return true;
+      },
+      allow_exceptions);
+}
+
+}  // namespace
+
+absl::StatusOr<Json> ParseJsonObject(absl::string_view text) {
+  bool too_deep = false;
+  Json body = Parse(text, /*allow_exceptions=*/false, &too_deep);
+  if (body.is_discarded()) {
+    // Parse again for the position of the error (only on this path).
+    try {
+      const Json unused = Parse(text, /*allow_exceptions=*/true, &too_deep);
+    } catch (const Json::exception& e) {
+      std::string what = e.what();
+      // "[json.exception.parse_error.101] parse error at line 1, ..."
+      if (size_t p = what.find("] "); p != std::string::npos)
+        what = what.substr(p + 2);
+      return absl::InvalidArgumentError(
+          absl::StrCat("body: not valid JSON: ", what));
+    }
+    return absl::InvalidArgumentError("body: not valid JSON");
+  }
+  if (too_deep) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "body: arrays and objects nested more than ", kMaxDepth, " deep"));
+  }
+  if (!body.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("body: a job is a JSON object, not ", body.type_name()));
+  }
+  return body;
+}
+
+absl::StatusOr<JobSpec> ReadJobJson(Json body, const JobKey* key) {
+  if (key != nullptr) {
+    for (const auto& [field, want] :
+         {std::pair<const char*, const std::string*>{"id", &key->id},
+          {"namespace", &key->name_space}}) {
+      auto it = body.find(field);
+      if (it == body.end()) {
+        body[field] = *want;
+      } else if (!it->is_string() || it->get<std::string>() != *want) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ": ", it->dump(), " is not the path's \"", *want, "\""));
+      }
+    }
+  }
+  // Indented, one field per line; the reader's "body:line:col: " prefix is
+  // dropped, as the field path it names is what the client knows.
+  std::string text;
+  try {
+    text = body.dump(1);
+  } catch (const Json::exception&) {
+    return absl::InvalidArgumentError("body: a string is not valid UTF-8");
+  }
+  absl::StatusOr<std::vector<JobSpec>> jobs =
+      config::ParseJobFile("body", text);
+  if (!jobs.ok()) {
+    absl::string_view message = jobs.status().message();
+    if (absl::ConsumePrefix(&message, "body:")) {
+      // "<line>:<column>: <field>: <message>"
+      for (int colons = 0; colons < 2 && !message.empty();) {
+        if (message.front() == ':') ++colons;
+        message.remove_prefix(1);
+      }
+      message = absl::StripLeadingAsciiWhitespace(message);
+    }
+    return absl::InvalidArgumentError(message);
+  }
+  if (jobs->size() != 1) {
+    return absl::InvalidArgumentError(
+        "body: one job, not a list (send each job in its own request)");
+  }
+  return std::move(jobs->front());
+}
+
+}  // namespace chime::api
