@@ -284,7 +284,15 @@ jobs:
 
 class ApiRunsTest : public ApiReadTest {
  protected:
-  void SetUp() override { StartWith(kRunningJobs); }
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartWith(kRunningJobs));
+    // The job reaches the store behind the load.
+    for (int i = 0; i < 200; ++i) {
+      absl::StatusOr<HttpResult> r = daemon_->Get("/v1/jobs/default/hello");
+      if (r.ok() && r->status == 200) break;
+      absl::SleepFor(absl::Milliseconds(25));
+    }
+  }
   // Polls `path` (at most 20 s) until its `key` array has `n` items.
   nlohmann::json WaitForItems(const std::string& path, const std::string& key,
                               size_t n) {
