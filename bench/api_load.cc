@@ -80,8 +80,7 @@ void Client(const std::string& server, const std::string& mode,
     const auto start = Clock::now();
     const CURLcode rc = curl_easy_perform(curl);
     const double ms =
-        std::chrono::duration<double, std::milli>(Clock::now() - start)
-            .count();
+        std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     if (rc == CURLE_OK && status >= 200 && status < 300) {
@@ -134,8 +133,9 @@ int main(int argc, char** argv) {
   const auto start = Clock::now();
   for (int c = 0; c < clients; ++c) {
     const int64_t share = requests / clients + (c < requests % clients);
-    threads.emplace_back(Client, args.String("server"), mode, args.String("path"),
-                         args.String("job"), c, share, &results[c]);
+    threads.emplace_back(Client, args.String("server"), mode,
+                         args.String("path"), args.String("job"), c, share,
+                         &results[c]);
   }
   for (std::thread& t : threads) t.join();
   const double seconds =
