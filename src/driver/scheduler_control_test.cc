@@ -136,12 +136,16 @@ TEST_F(SchedulerTest, CancelRunStopsARunningAttemptAndARunNotStarted) {
   spec.retry.max_attempts = 3;  // a cancel is not retried
   spec.overlap.action = OverlapAction::kBufferOne;
   std::atomic<int> attempts{0};
+  // Once asked to stop, the attempt still holds until `stopping` opens, so
+  // the second cancel meets a run that is stopping, not one that has ended.
+  Gate stopping;
   ASSERT_THAT(scheduler_->AddJob(spec,
                                  [&](const AttemptContext& ctx) {
                                    ++attempts;
                                    recorder_.Record(ctx);
                                    if (!WaitUntilCancelled(ctx))
                                      return absl::OkStatus();
+                                   stopping.Pass();
                                    return absl::CancelledError("stopped");
                                  }),
               IsOk());
@@ -157,7 +161,10 @@ TEST_F(SchedulerTest, CancelRunStopsARunningAttemptAndARunNotStarted) {
   EXPECT_THAT(scheduler_->CancelRun(*waiting, "cancelled by ops"),
               StatusIs(absl::StatusCode::kNotFound));
   ASSERT_THAT(scheduler_->CancelRun(*running, "cancelled by ops"), IsOk());
+  ASSERT_TRUE(stopping.WaitEntered());
+  // A run already stopping accepts another cancel; the first reason stands.
   ASSERT_THAT(scheduler_->CancelRun(*running, "twice"), IsOk());
+  stopping.Open();
   const std::string first = "slow:1:2026-01-01T00:00:00Z:manual";
   const RunEvent cancelled = recorder_.WaitForEvent(first, "cancelled");
   EXPECT_EQ(cancelled.detail, "cancelled by ops: stopped");
