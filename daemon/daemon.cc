@@ -15,6 +15,7 @@
 #include "src/api/routes.h"
 #include "src/base/status_macros.h"
 #include "src/exec/http_executor.h"
+#include "src/exec/job_policy.h"
 #include "src/exec/process_ledger.h"
 #include "src/exec/shell_executor.h"
 #include "src/store/sqlite_store.h"
@@ -85,7 +86,17 @@ JobFunction Daemon::MakeFunction(const JobSpec& spec,
   return [packed, this](const AttemptContext& ctx) {
     log_.Log(LogLevel::kDebug, "attempt started",
              {{"fire_id", ctx.fire_id}, {"attempt", int64_t{ctx.attempt}}});
-    const JobSpec spec = packed.Unpack();
+    JobSpec spec = packed.Unpack();
+    // Jobs created through the API run within the api_jobs policy, checked
+    // again here so that a policy made stricter holds for older jobs too.
+    if (spec.source_file.empty()) {
+      if (absl::Status s = exec::CheckJobPolicy(config_.api_jobs, spec);
+          !s.ok()) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "refused by the daemon's api_jobs policy: ", s.message()));
+      }
+      exec::ApplyRunAs(config_.api_jobs, &spec.executor.shell);
+    }
     const bool shell = spec.executor.kind == ExecutorSpec::Kind::kShell;
     // The attempt's output as it comes, for GET .../runs/{run}/output?follow=
     // true: a command's as it reads it; an HTTP job's response at its end.
@@ -183,8 +194,8 @@ absl::Status Daemon::StartAll() {
     return MakeFunction(spec, packed);
   };
   jobs_ = std::make_unique<JobSync>(*scheduler_, make, log_);
-  registry_ =
-      std::make_unique<JobRegistry>(*store_, *scheduler_, *jobs_, make, log_);
+  registry_ = std::make_unique<JobRegistry>(*store_, *scheduler_, *jobs_, make,
+                                            config_.api_jobs, log_);
   // The listener before any job runs: a port in use fails the start
   // cleanly. /readyz says "not ready" until the end.
   http::HttpServer::Options http;

@@ -19,11 +19,13 @@ constexpr int kStartPage = 1000;
 }  // namespace
 
 JobRegistry::JobRegistry(Store& store, Scheduler& scheduler, JobSync& files,
-                         JobSync::MakeFunction make, Logger& log)
+                         JobSync::MakeFunction make, exec::JobPolicy policy,
+                         Logger& log)
     : store_(store),
       scheduler_(scheduler),
       files_(files),
       make_(std::move(make)),
+      policy_(std::move(policy)),
       log_(log) {}
 
 absl::StatusOr<JobSync::Report> JobRegistry::Start(
@@ -121,6 +123,7 @@ absl::StatusOr<std::optional<JobRecord>> JobRegistry::ReadApiJob(
 absl::StatusOr<JobRegistry::PutResult> JobRegistry::Put(
     JobSpec spec, int64_t expected_revision) {
   spec.source_file.clear();
+  if (absl::Status s = exec::CheckJobPolicy(policy_, spec); !s.ok()) return s;
   PendingPut mine{std::move(spec), expected_revision, std::nullopt};
   queue_mu_.Lock();
   queue_.push_back(&mine);

@@ -6,8 +6,10 @@
 //   - a job a job file defines belongs to the file (JobSpec::source_file is
 //     its path): the API may trigger it, but changing, pausing or deleting it
 //     is refused (FailedPrecondition naming the file);
-//   - a job created through the API (source_file "") is written to the store
-//     before it is put in force, and is put in force again at every start;
+//   - a job created through the API (source_file "") must pass the daemon's
+//     api_jobs policy (exec/job_policy.h; PermissionDenied naming the field),
+//     is written to the store before it is put in force, and is put in force
+//     again at every start;
 //   - a job file that comes to define a job created through the API takes it
 //     over (the file wins, now and at every start);
 //   - at start, a job the store has from a job file that no longer defines it
@@ -36,15 +38,16 @@
 #include "daemon/logger.h"
 #include "src/api/routes.h"
 #include "src/config/job_file.h"
+#include "src/exec/job_policy.h"
 
 namespace chime::daemon {
 
 class JobRegistry final : public api::JobDefinitions {
  public:
   // All outlive the registry. `make` builds a job's function (as for
-  // JobSync).
+  // JobSync); `policy` limits what jobs put through the API may do.
   JobRegistry(Store& store, Scheduler& scheduler, JobSync& files,
-              JobSync::MakeFunction make, Logger& log);
+              JobSync::MakeFunction make, exec::JobPolicy policy, Logger& log);
 
   // Once, before the scheduler starts: puts the API's jobs from the store in
   // force, applies `files` (a load of the jobs directory), then deletes the
@@ -84,6 +87,7 @@ class JobRegistry final : public api::JobDefinitions {
   Scheduler& scheduler_;
   JobSync& files_;
   const JobSync::MakeFunction make_;
+  const exec::JobPolicy policy_;
   Logger& log_;
   absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;

@@ -52,6 +52,7 @@ absl::StatusOr<int64_t> ExpectedRevision(const http::Request& request) {
     }
     return kNoRevision;
   }
+  // "*" is resolved by the caller, which reads the job.
   if (match.empty() || match == "*") return kAnyRevision;
   absl::string_view tag = match;
   absl::ConsumePrefix(&tag, "W/");
@@ -143,6 +144,18 @@ http::Response Change(const ApiDeps& deps, const http::Request& request,
   if (!q.ok()) return ProblemFromStatus(q.status());
   absl::StatusOr<int64_t> expected = ExpectedRevision(request);
   if (!expected.ok()) return ProblemFromStatus(expected.status());
+  if (request.Header("If-Match") == "*") {
+    // "*": the job must exist (RFC 9110 13.1.1); the change is then
+    // conditional on the revision read here.
+    absl::StatusOr<JobRecord> current =
+        deps.store->GetJob(key, StoreDeadline());
+    if (absl::IsNotFound(current.status())) {
+      return Problem(412, absl::StrCat("job ", key.ToString(),
+                                       " does not exist (If-Match: *)"));
+    }
+    if (!current.ok()) return ProblemFromStatus(current.status());
+    expected = current->revision;
+  }
 
   if (request.method == "DELETE") {
     absl::Status s = deps.jobs->Delete(key, *expected);

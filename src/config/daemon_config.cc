@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/base/status_macros.h"
+#include "src/config/api_config.h"
 #include "src/config/job_file.h"
 #include "src/config/yaml_fields.h"
 #include "src/config/yaml_tree.h"
@@ -23,65 +24,6 @@ using internal::Value;
 
 constexpr absl::string_view kFormats[] = {"auto", "json", "text"};
 constexpr absl::string_view kLevels[] = {"debug", "info", "warn", "error"};
-constexpr absl::string_view kRoles[] = {"read", "write", "admin"};
-
-// api_tokens: a list of {name, role, token | token_file}.
-absl::StatusOr<std::vector<ApiToken>> ReadApiTokens(const Value& v) {
-  if (!v.node->IsSequence()) {
-    return internal::ErrorAt(v, absl::StrCat("expected a list of tokens, got ",
-                                             internal::Describe(*v.node)));
-  }
-  constexpr absl::string_view kFields[] = {"name", "role", "token",
-                                           "token_file"};
-  std::vector<ApiToken> tokens;
-  for (size_t i = 0; i < v.node->size(); ++i) {
-    const Value item{.node = &v.node->item(i),
-                     .path = internal::IndexPath(v.path, i),
-                     .mark = v.node->item(i).mark()};
-    ASSIGN_OR_RETURN(internal::Mapping m,
-                     internal::Mapping::Read(item, "a token", kFields));
-    ApiToken token;
-    const std::optional<Value> name = m.Get("name");
-    if (!name.has_value()) return internal::ErrorAt(item, "name: required");
-    ASSIGN_OR_RETURN(token.name, internal::ReadString(*name));
-    if (token.name.empty() ||
-        token.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
-                                     "NOPQRSTUVWXYZ0123456789._-") !=
-            std::string::npos) {
-      return internal::ErrorAt(*name, "use letters, digits, '.', '_', '-'");
-    }
-    if (std::optional<Value> role = m.Get("role")) {
-      ASSIGN_OR_RETURN(size_t r, internal::ReadChoice(*role, kRoles));
-      token.role = static_cast<ApiToken::Role>(r);
-    }
-    const std::optional<Value> inline_token = m.Get("token");
-    const std::optional<Value> file = m.Get("token_file");
-    if (inline_token.has_value() == file.has_value()) {
-      return internal::ErrorAt(item, "give exactly one of token, token_file");
-    }
-    const Value& where = inline_token.has_value() ? *inline_token : *file;
-    if (inline_token.has_value()) {
-      ASSIGN_OR_RETURN(token.token, internal::ReadString(*inline_token));
-    } else {
-      ASSIGN_OR_RETURN(std::string path, internal::ReadString(*file));
-      absl::StatusOr<std::string> text = ReadFile(path);
-      if (!text.ok()) return internal::ErrorAt(*file, text.status().message());
-      token.token = std::string(absl::StripAsciiWhitespace(*text));
-    }
-    if (token.token.size() < 16) {
-      return internal::ErrorAt(where, "a token needs at least 16 characters");
-    }
-    for (const ApiToken& other : tokens) {
-      if (other.name == token.name)
-        return internal::ErrorAt(*name, "a token of this name is given above");
-      if (other.token == token.token)
-        return internal::ErrorAt(
-            where, "the same secret as token \"" + other.name + "\"");
-    }
-    tokens.push_back(std::move(token));
-  }
-  return tokens;
-}
 
 // A file's path: a non-empty string.
 absl::StatusOr<std::string> ReadPath(const Value& v) {
@@ -179,7 +121,12 @@ const Key kKeys[] = {
     // Secrets stay out of the environment and the command line.
     {"api_tokens", nullptr,
      [](const Value& v, DaemonConfig* c) -> absl::Status {
-       ASSIGN_OR_RETURN(c->api_tokens, ReadApiTokens(v));
+       ASSIGN_OR_RETURN(c->api_tokens, internal::ReadApiTokens(v));
+       return absl::OkStatus();
+     }},
+    {"api_jobs", nullptr,
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->api_jobs, internal::ReadApiJobs(v));
        return absl::OkStatus();
      }},
     {"tls", nullptr, &ReadTls},
@@ -321,6 +268,7 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
                             " is not (give both for HTTPS, neither for "
                             "HTTP)"));
   }
+  if (absl::Status s = exec::ValidateJobPolicy(c.api_jobs); !s.ok()) return s;
   if (c.max_concurrent_runs < 1 || c.max_concurrent_runs > 4096)
     return bad("max_concurrent_runs",
                absl::StrCat(c.max_concurrent_runs, " is outside 1..4096"));

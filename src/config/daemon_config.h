@@ -21,6 +21,11 @@
 //     - name: ci                      # who; logged with every change
 //       role: write                   # read | write | admin
 //       token_file: /etc/chime/ci.token   # or token: "<at least 16 chars>"
+//   api_jobs:                         # (file only) what jobs created through
+//     allowed_commands: [/usr/local/bin/*]  # the API may do: programs,
+//     allowed_http_hosts: [api.internal]    # hosts, and the user their
+//     run_as: chime-jobs                    # commands run as
+//     (exec/job_policy.h)
 //
 // Without api_tokens the API needs no token, and `listen` must be a loopback
 // address (127.0.0.0/8, ::1, localhost): an open API on the network would let
@@ -43,6 +48,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "src/exec/job_policy.h"
 
 namespace chime::config {
 
@@ -71,6 +77,8 @@ struct DaemonConfig {
   std::string log_format = "auto";  // auto: text on a terminal, else json
   std::string log_level = "info";
   std::vector<ApiToken> api_tokens;
+  // Limits on jobs created through the API (file jobs are the operator's).
+  exec::JobPolicy api_jobs;
   // HTTPS: the PEM files of http::HttpServer::Options. Both empty: HTTP.
   std::string tls_cert;
   std::string tls_key;
@@ -97,6 +105,7 @@ absl::Status ApplyFlags(const std::map<std::string, std::string>& flags,
                         DaemonConfig* config);
 
 // Checks the values (also after flags): InvalidArgument naming the key.
+// Reads the user database for api_jobs.run_as.
 absl::Status ValidateDaemonConfig(const DaemonConfig& config);
 
 // 127.0.0.0/8, ::1 or "localhost" (SplitHostPort's host, brackets removed).

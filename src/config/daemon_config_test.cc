@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -253,6 +254,49 @@ TEST(DaemonConfigTest, BadTokensAreRefusedByPlace) {
   EXPECT_THAT(ApplyFlags({{"api_tokens", "x"}}, &c),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "--api_tokens: not a setting"));
+}
+
+TEST(DaemonConfigTest, ApiJobLimitsFromTheFileWithErrorsByPlace) {
+  DaemonConfig c;
+  ASSERT_THAT(ApplyConfigFile("chime.yaml",
+                              "api_jobs:\n"
+                              "  allowed_commands: [/usr/local/bin/*, /opt/x]\n"
+                              "  allowed_http_hosts:\n"
+                              "    - api.internal\n"
+                              "    - \"*.svc.example.com\"\n"
+                              "  run_as: nobody\n",
+                              &c),
+              IsOk());
+  EXPECT_EQ(c.api_jobs.allowed_commands,
+            (std::vector<std::string>{"/usr/local/bin/*", "/opt/x"}));
+  EXPECT_EQ(c.api_jobs.allowed_http_hosts,
+            (std::vector<std::string>{"api.internal", "*.svc.example.com"}));
+  EXPECT_EQ(c.api_jobs.run_as, "nobody");
+  EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
+
+  const auto error = [](const std::string& text) {
+    DaemonConfig c;
+    absl::Status s = ApplyConfigFile("chime.yaml", "api_jobs:\n" + text, &c);
+    EXPECT_TRUE(c.api_jobs.empty());
+    return std::string(s.message());
+  };
+  EXPECT_THAT(error("  allowed_commands: [/bin/true, tool]\n"),
+              HasSubstr("chime.yaml:2:33: api_jobs.allowed_commands[1]: "
+                        "\"tool\" is not an absolute path pattern"));
+  EXPECT_THAT(error("  allowed_http_hosts:\n    - ok\n    - http://x/\n"),
+              HasSubstr("chime.yaml:4:7: api_jobs.allowed_http_hosts[1]: "
+                        "\"http://x/\" is not host, host:port or *.domain"));
+  EXPECT_THAT(error("  run_as: \":wheel\"\n"),
+              HasSubstr("api_jobs.run_as: give a user, or user:group"));
+  EXPECT_THAT(error("  allow: everything\n"), HasSubstr("allow"));
+  // A user that does not exist stops the daemon from starting.
+  c.api_jobs.run_as = "no-such-user-chime";
+  EXPECT_THAT(ValidateDaemonConfig(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("api_jobs.run_as: no such user")));
+  // Not from the environment or the command line.
+  EXPECT_THAT(ApplyFlags({{"api_jobs", "x"}}, &c),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(DaemonConfigTest, WithoutTokensOnlyLoopbackIsAllowed) {

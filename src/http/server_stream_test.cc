@@ -287,8 +287,8 @@ size_t Collect(char* data, size_t size, size_t n, void* out) {
 
 TEST(ServerStreamTest, StreamsOverTls) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  absl::StatusOr<TestCertificateFiles> files =
-      WriteTestCertificate(::testing::TempDir(), "server_stream_test");
+  absl::StatusOr<TestCertificateFiles> files = WriteTestCertificate(
+      ::testing::TempDir(), UniqueName("server_stream_test"));
   ASSERT_THAT(files, IsOk());
   StreamSlot slot;
   auto server = Start({.tls_cert_file = files->cert_file,

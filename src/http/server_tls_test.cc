@@ -144,8 +144,8 @@ class HttpsServerTest : public ::testing::Test {
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
   void SetUp() override {
-    absl::StatusOr<TestCertificateFiles> files =
-        WriteTestCertificate(::testing::TempDir(), "server_tls_test");
+    absl::StatusOr<TestCertificateFiles> files = WriteTestCertificate(
+        ::testing::TempDir(), UniqueName("server_tls_test"));
     ASSERT_THAT(files, IsOk());
     files_ = *std::move(files);
   }
@@ -210,8 +210,8 @@ TEST_F(HttpsServerTest, KeepAliveServesTwoRequestsOnOneConnection) {
 TEST_F(HttpsServerTest, ServesTheConfiguredCertificate) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
-  absl::StatusOr<TestCertificateFiles> other =
-      WriteTestCertificate(::testing::TempDir(), "server_tls_test_other");
+  absl::StatusOr<TestCertificateFiles> other = WriteTestCertificate(
+      ::testing::TempDir(), UniqueName("server_tls_test_other"));
   ASSERT_THAT(other, IsOk());
   Curl curl(other->cert_file);
   CurlResult r = curl.Do(Url("https", server->port(), "/healthz"));
@@ -325,8 +325,8 @@ TEST_F(HttpsServerTest, StartFailsNamingTheFile) {
                        HasSubstr(absl::StrCat("TLS private key file \"",
                                               missing, "\" cannot be read"))));
 
-  absl::StatusOr<TestCertificateFiles> other =
-      WriteTestCertificate(::testing::TempDir(), "server_tls_test_other");
+  absl::StatusOr<TestCertificateFiles> other = WriteTestCertificate(
+      ::testing::TempDir(), UniqueName("server_tls_test_other"));
   ASSERT_THAT(other, IsOk());
   EXPECT_THAT(HttpServer::Start({.tls_cert_file = files_.cert_file,
                                  .tls_key_file = other->key_file}),

@@ -6,6 +6,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <memory>
@@ -97,6 +98,10 @@ absl::StatusOr<TestCertificate> MakeTestCertificate() {
   out.cert_pem = *std::move(cert_pem);
   out.key_pem = *std::move(key_pem);
   return out;
+}
+
+std::string UniqueName(absl::string_view base) {
+  return absl::StrCat(base, "_", getpid());
 }
 
 absl::StatusOr<TestCertificateFiles> WriteTestCertificate(

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace chime::http {
 
@@ -25,6 +26,11 @@ struct TestCertificateFiles {
   std::string cert_file;
   std::string key_file;
 };
+
+// `base` made unique to this process ("<base>_<pid>"): ctest runs each test
+// case as its own process, in parallel, so files in a shared directory such
+// as ::testing::TempDir() need names no other test process writes.
+std::string UniqueName(absl::string_view base);
 
 // MakeTestCertificate() written to <dir>/<name>.crt and <dir>/<name>.key.
 absl::StatusOr<TestCertificateFiles> WriteTestCertificate(

@@ -101,6 +101,14 @@ TEST_F(ApiWriteTest, PostCreatesAJobOnce) {
 }
 
 TEST_F(ApiWriteTest, PutCreatesThenReplacesAndIfMatchGuardsAgainstLostUpdates) {
+  // If-Match: * replaces only a job that exists.
+  EXPECT_THAT(
+      Detail(Do("PUT", "/v1/jobs/web/hook", kHook, {kJson, "If-Match: *"}),
+             412),
+      HasSubstr("job web/hook does not exist (If-Match: *)"));
+  EXPECT_THAT(
+      Detail(Do("DELETE", "/v1/jobs/web/hook", "", {"If-Match: *"}), 412),
+      HasSubstr("does not exist"));
   HttpResult r = Do("PUT", "/v1/jobs/web/hook", kHook);
   ASSERT_EQ(r.status, 201) << r.body;
   const std::string etag = r.Header("ETag");
@@ -125,6 +133,9 @@ TEST_F(ApiWriteTest, PutCreatesThenReplacesAndIfMatchGuardsAgainstLostUpdates) {
              409),
       HasSubstr("already exists"));
   EXPECT_EQ(Job("/v1/jobs/web/hook")["spec"]["schedule"], "*/5 * * * *");
+  r = Do("PUT", "/v1/jobs/web/hook", kHook, {kJson, "If-Match: *"});
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Do("DELETE", "/v1/jobs/web/hook", "", {"If-Match: *"}).status, 204);
 }
 
 TEST_F(ApiWriteTest, PatchMergesIntoTheStoredJob) {

@@ -242,13 +242,23 @@ absl::StatusOr<std::unique_ptr<DaemonProcess>> DaemonProcess::Start(
   }
   std::unique_ptr<DaemonProcess> d(new DaemonProcess(pid, log_file));
   if (!options.wait_until_serving) return d;
-  // Serving, or gone (it failed to start).
-  const nlohmann::json serving = d->WaitForLog(
-      [&](const nlohmann::json& j) {
-        const std::string msg = j.value("msg", "");
-        return msg == "chime serving" || msg == "chime serve could not start";
-      },
-      absl::Seconds(30));
+  // Serving, or gone (it failed to start: a bad configuration exits before
+  // the log is set up).
+  const auto started = [&](const nlohmann::json& j) {
+    const std::string msg = j.value("msg", "");
+    return msg == "chime serving" || msg == "chime serve could not start";
+  };
+  nlohmann::json serving;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (serving.is_null() && absl::Now() < deadline) {
+    serving = d->WaitForLog(started, absl::Milliseconds(100));
+    int status = 0;
+    if (serving.is_null() && waitpid(pid, &status, WNOHANG) == pid) {
+      d->reaped_ = true;
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the daemon exited as it started; its log:\n", d->LogText()));
+    }
+  }
   if (serving.is_null() || serving["msg"] != "chime serving") {
     return absl::DeadlineExceededError(
         absl::StrCat("the daemon did not start; its log:\n", d->LogText()));
