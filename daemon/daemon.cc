@@ -72,56 +72,48 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   return d;
 }
 
-JobFunction Daemon::MakeFunction(const JobSpec& spec,
-                                 const core::PackedSpec& packed) {
+absl::Status Daemon::RunAttempt(const AttemptContext& ctx) {
+  log_.Log(LogLevel::kDebug, "attempt started",
+           {{"fire_id", ctx.fire_id}, {"attempt", int64_t{ctx.attempt}}});
+  JobSpec spec = ctx.Spec();
   if (spec.executor.kind == ExecutorSpec::Kind::kFunction) {
-    // Job files always name an executor (config::ParseJobFile).
-    return [](const AttemptContext&) {
-      return absl::FailedPreconditionError("the job has no executor");
-    };
+    // Job files and the API always name an executor.
+    return absl::FailedPreconditionError("the job has no executor");
   }
-  // The function keeps the packed spec (shared with JobSync), not a copy of
-  // the executor's spec: it is unpacked for each attempt, which costs a few
-  // microseconds and saves a few hundred bytes per idle job.
-  return [packed, this](const AttemptContext& ctx) {
-    log_.Log(LogLevel::kDebug, "attempt started",
-             {{"fire_id", ctx.fire_id}, {"attempt", int64_t{ctx.attempt}}});
-    JobSpec spec = packed.Unpack();
-    // Jobs created through the API run within the api_jobs policy, checked
-    // again here so that a policy made stricter holds for older jobs too.
-    if (spec.source_file.empty()) {
-      if (absl::Status s = exec::CheckJobPolicy(config_.api_jobs, spec);
-          !s.ok()) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "refused by the daemon's api_jobs policy: ", s.message()));
-      }
-      exec::ApplyRunAs(config_.api_jobs, &spec.executor.shell);
+  // Jobs created through the API run within the api_jobs policy, checked
+  // again here so that a policy made stricter holds for older jobs too.
+  if (spec.source_file.empty()) {
+    if (absl::Status s = exec::CheckJobPolicy(config_.api_jobs, spec);
+        !s.ok()) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "refused by the daemon's api_jobs policy: ", s.message()));
     }
-    const bool shell = spec.executor.kind == ExecutorSpec::Kind::kShell;
-    // The attempt's output as it comes, for GET .../runs/{run}/output?follow=
-    // true: a command's as it reads it; an HTTP job's response at its end.
-    const std::shared_ptr<api::LiveOutput::Attempt> live = live_output_->Begin(
-        ctx.run_id, shell ? spec.executor.shell.output_limit
-                          : spec.executor.http.response_limit);
-    absl::Status s;
-    if (shell) {
-      exec::ShellOptions options = shell_options_;
-      options.on_output = [this, &live](absl::string_view bytes) {
-        live_output_->Append(*live, bytes);
-      };
-      s = exec::RunShell(spec.executor.shell, ctx, options);
-    } else {
-      s = exec::RunHttp(spec.executor.http, ctx);
-    }
-    absl::string_view trailer;
-    if (!shell && ctx.output != nullptr) trailer = *ctx.output;
-    live_output_->End(*live, trailer);
-    if (!s.ok() && !ctx.IsCancelled()) {
-      if (absl::string_view kind = ExecutorErrorKind(s); !kind.empty())
-        metrics_->OnExecutorError(shell ? "shell" : "http", kind);
-    }
-    return s;
-  };
+    exec::ApplyRunAs(config_.api_jobs, &spec.executor.shell);
+  }
+  const bool shell = spec.executor.kind == ExecutorSpec::Kind::kShell;
+  // The attempt's output as it comes, for GET .../runs/{run}/output?follow=
+  // true: a command's as it reads it; an HTTP job's response at its end.
+  const std::shared_ptr<api::LiveOutput::Attempt> live = live_output_->Begin(
+      ctx.run_id, shell ? spec.executor.shell.output_limit
+                        : spec.executor.http.response_limit);
+  absl::Status s;
+  if (shell) {
+    exec::ShellOptions options = shell_options_;
+    options.on_output = [this, &live](absl::string_view bytes) {
+      live_output_->Append(*live, bytes);
+    };
+    s = exec::RunShell(spec.executor.shell, ctx, options);
+  } else {
+    s = exec::RunHttp(spec.executor.http, ctx);
+  }
+  absl::string_view trailer;
+  if (!shell && ctx.output != nullptr) trailer = *ctx.output;
+  live_output_->End(*live, trailer);
+  if (!s.ok() && !ctx.IsCancelled()) {
+    if (absl::string_view kind = ExecutorErrorKind(s); !kind.empty())
+      metrics_->OnExecutorError(shell ? "shell" : "http", kind);
+  }
+  return s;
 }
 
 absl::Status Daemon::StartAll() {
@@ -189,10 +181,9 @@ absl::Status Daemon::StartAll() {
   };
   ASSIGN_OR_RETURN(scheduler_, Scheduler::Create(std::move(options)));
 
-  const JobSync::MakeFunction make = [this](const JobSpec& spec,
-                                            const core::PackedSpec& packed) {
-    return MakeFunction(spec, packed);
-  };
+  const auto run = std::make_shared<const JobFunction>(
+      [this](const AttemptContext& ctx) { return RunAttempt(ctx); });
+  const JobSync::MakeFunction make = [run](const JobSpec&) { return run; };
   jobs_ = std::make_unique<JobSync>(*scheduler_, make, log_);
   registry_ = std::make_unique<JobRegistry>(*store_, *scheduler_, *jobs_, make,
                                             config_.api_jobs, log_);

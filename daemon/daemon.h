@@ -73,8 +73,10 @@ class Daemon {
  private:
   Daemon(const config::DaemonConfig& config, Logger& log);
   absl::Status StartAll();
-  // The function of a job read from a file: its executor, with metrics.
-  JobFunction MakeFunction(const JobSpec& spec, const core::PackedSpec& packed);
+  // The function every job's attempts call: it reads the job's definition
+  // from the attempt (AttemptContext::Spec) and runs its executor, with
+  // metrics. One for all jobs, so a job costs no function of its own.
+  absl::Status RunAttempt(const AttemptContext& ctx);
   http::Response Ready() const;
   // The jobs directory's files (none, with a warning, when it cannot be
   // listed).

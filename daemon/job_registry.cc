@@ -48,9 +48,7 @@ absl::StatusOr<JobSync::Report> JobRegistry::Start(
             {std::move(record.spec.key), std::move(record.spec.source_file)});
         continue;
       }
-      const core::PackedSpec packed = core::PackedSpec::Pack(record.spec);
-      RETURN_IF_ERROR(
-          scheduler_.AddStoredJob(record, make_(record.spec, packed)));
+      RETURN_IF_ERROR(scheduler_.AddStoredJob(record, make_(record.spec)));
       ++api_jobs;
     }
     after = page.next_after;
@@ -194,9 +192,7 @@ void JobRegistry::PutBatch(const std::vector<PendingPut*>& batch) {
       continue;
     }
     JobRecord& record = (*put)[i];
-    const core::PackedSpec packed = core::PackedSpec::Pack(record.spec);
-    absl::Status s =
-        scheduler_.AddStoredJob(record, make_(record.spec, packed));
+    absl::Status s = scheduler_.AddStoredJob(record, make_(record.spec));
     if (s.ok()) {
       writers[i]->result = PutResult{std::move(record), created[i]};
     } else {

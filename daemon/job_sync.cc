@@ -130,8 +130,7 @@ void JobSync::Diff(const Chosen& chosen, Report& report) {
     std::optional<JobSpec> unpacked;
     if (job->spec == nullptr) unpacked = job->entry.packed.Unpack();
     const JobSpec& spec = job->spec != nullptr ? *job->spec : *unpacked;
-    const absl::Status s =
-        scheduler_.AddJob(spec, make_(spec, job->entry.packed));
+    const absl::Status s = scheduler_.AddJob(spec, make_(spec));
     if (!s.ok()) {
       // Validated when the file was read; the scheduler may still refuse
       // (it is shutting down). The next Apply adds it again.

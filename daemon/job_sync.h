@@ -17,8 +17,9 @@
 // (by name) already defines is rejected as a whole, naming both places; the
 // last version of it that loaded stays in force if it does not clash too.
 //
-// Memory: per job in force, its packed spec (shared with the function made
-// for it) and where its file defines it -- the parsed files are not kept.
+// Memory: per job in force, its packed spec (one buffer with the scheduler's:
+// core::PackedSpec shares equal specs) and where its file defines it -- the
+// parsed files are not kept.
 //
 // Thread-safety: Apply and the accessors may be called from any thread; Apply
 // calls are serialized.
@@ -43,10 +44,11 @@ namespace chime::daemon {
 
 class JobSync {
  public:
-  // Builds the function that carries out the attempts of `spec` (from its
-  // executor); `packed` is PackedSpec::Pack(spec), for the function to keep.
-  using MakeFunction = std::function<JobFunction(
-      const JobSpec& spec, const core::PackedSpec& packed)>;
+  // The function that carries out the attempts of `spec` (from its executor;
+  // it may be one function for many jobs, AttemptContext::Spec telling them
+  // apart).
+  using MakeFunction =
+      std::function<std::shared_ptr<const JobFunction>(const JobSpec& spec)>;
 
   struct Report {
     int added = 0;

@@ -27,9 +27,10 @@ class JobSyncTest : public ::testing::Test {
     scheduler_ = *driver::CreateScheduler(std::move(options));
     sync_ = std::make_unique<JobSync>(
         *scheduler_,
-        [this](const JobSpec& spec, const core::PackedSpec&) {
+        [this](const JobSpec& spec) {
           ++made_[spec.key.id];
-          return [](const AttemptContext&) { return absl::OkStatus(); };
+          return std::make_shared<const JobFunction>(
+              [](const AttemptContext&) { return absl::OkStatus(); });
         },
         log_);
   }

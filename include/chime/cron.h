@@ -47,6 +47,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -189,8 +190,10 @@ class Schedule {
     std::array<uint8_t, 5> dow_nth = {};  // dow_nth[k-1] bit w: `w#k`
     bool dow_star = true;
     bool all_years = true;
-    std::array<uint64_t, (kMaxYear - kMinYear) / 64 + 1> years =
-        {};  // bit (y - kMinYear)
+    // Bit (y - kMinYear) of *years: the years that match; null when
+    // all_years (kept apart: most schedules name no year).
+    std::shared_ptr<const std::array<uint64_t, (kMaxYear - kMinYear) / 64 + 1>>
+        years;
   };
   const Fields& fields() const { return fields_; }
 
@@ -216,8 +219,10 @@ class Schedule {
   bool dom_only_ = false;  // day-of-month alone decides, without weekdays
   bool leap_years_only_ = false;  // only Feb 29 can match
   std::array<uint32_t, 7> dow_days_ =
-      {};                 // [weekday of the 1st] -> days matching `dow`
-  std::string hash_key_;  // kept for Describe()
+      {};  // [weekday of the 1st] -> days matching `dow`
+  // Kept for Describe() when the expression may have `H` fields (the only
+  // ones it changes); "" otherwise.
+  std::string hash_key_;
 };
 
 }  // namespace chime::cron

@@ -68,6 +68,10 @@
 
 namespace chime {
 
+namespace core {
+class PackedSpec;
+}  // namespace core
+
 // Everything an attempt knows about itself. Targets use fire_id (and the
 // fencing token) to drop duplicates: chime claims each fire once, but an
 // at-least-once job may run an attempt again after a crash.
@@ -98,6 +102,14 @@ struct AttemptContext {
   int32_t* exit_code = nullptr;
   bool IsCancelled() const { return cancelled != nullptr && cancelled->load(); }
   bool IsKilled() const { return killed != nullptr && killed->load(); }
+  // The job's definition as it was in force when the attempt started (a
+  // change or removal of the job meanwhile does not change it), so that one
+  // function can serve many jobs. Unpacked on each call (a few
+  // microseconds); a default JobSpec when the scheduler did not set
+  // `packed_spec` (an AttemptContext made by hand).
+  JobSpec Spec() const;
+  // Set by the scheduler for Spec(); valid while the attempt runs.
+  const core::PackedSpec* packed_spec = nullptr;
 };
 
 // A job body. OK = the attempt succeeded (even if `cancelled` was set
@@ -226,13 +238,23 @@ class Scheduler {
   virtual absl::Status Start() = 0;
 
   // Adds or replaces a job whose attempts call `fn` (attempts already running
-  // keep the function they started with). InvalidArgument names the bad field.
-  virtual absl::Status AddJob(const JobSpec& spec, JobFunction fn) = 0;
+  // keep the function they started with). InvalidArgument names the bad field
+  // (an empty `fn` too). Many jobs may share one function: it tells them
+  // apart by AttemptContext::fire and Spec(), and costs them nothing each.
+  virtual absl::Status AddJob(const JobSpec& spec,
+                              std::shared_ptr<const JobFunction> fn) = 0;
+  absl::Status AddJob(const JobSpec& spec, JobFunction fn) {
+    return AddJob(spec, std::make_shared<const JobFunction>(std::move(fn)));
+  }
   // AddJob of a job the caller has just put in the scheduler's store itself
   // (`record` as Store::PutJobs returned it, still the store's current):
   // the scheduler does not write it again. Without a store, AddJob.
   virtual absl::Status AddStoredJob(const JobRecord& record,
-                                    JobFunction fn) = 0;
+                                    std::shared_ptr<const JobFunction> fn) = 0;
+  absl::Status AddStoredJob(const JobRecord& record, JobFunction fn) {
+    return AddStoredJob(record,
+                        std::make_shared<const JobFunction>(std::move(fn)));
+  }
   virtual absl::Status RemoveJob(const JobKey& key) = 0;
   virtual absl::Status PauseJob(const JobKey& key) = 0;
   virtual absl::Status ResumeJob(const JobKey& key) = 0;

@@ -5,9 +5,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "src/core/job_validation.h"
@@ -20,22 +22,39 @@ namespace {
 // depends on; `H` fields depend on the job's identity, so such expressions are
 // keyed by it too. Entries whose schedule no job uses any more are swept out
 // as the cache grows.
+//
+// The key is kept as a 128-bit fingerprint of that text, not the text: where
+// most expressions are distinct (spread-out schedules), the text would cost
+// more than the entry's schedule pointer. Two 64-bit fingerprints, one of
+// them seeded per process (absl::Hash), make a collision -- which would give
+// a job another job's schedule -- negligible (about 2^-128 per pair of
+// distinct keys) and impossible to aim for from outside.
 class ScheduleCache {
  public:
+  using Fingerprint = std::pair<uint64_t, uint64_t>;
+
   static ScheduleCache& Get() {
     static ScheduleCache* const cache = new ScheduleCache();
     return *cache;
   }
 
-  std::shared_ptr<const cron::Schedule> Find(const std::string& key) {
+  static Fingerprint FingerprintOf(absl::string_view key) {
+    // FNV-1a, 64 bits, beside absl's seeded hash.
+    uint64_t fnv = 0xcbf29ce484222325u;
+    for (unsigned char c : key) fnv = (fnv ^ c) * 0x100000001b3u;
+    return {absl::HashOf(key), fnv};
+  }
+
+  std::shared_ptr<const cron::Schedule> Find(const Fingerprint& key) {
     absl::MutexLock lock(&mu_);
     auto it = entries_.find(key);
     return it == entries_.end() ? nullptr : it->second.lock();
   }
 
-  void Put(std::string key, const std::shared_ptr<const cron::Schedule>& s) {
+  void Put(const Fingerprint& key,
+           const std::shared_ptr<const cron::Schedule>& s) {
     absl::MutexLock lock(&mu_);
-    entries_[std::move(key)] = s;
+    entries_[key] = s;
     if (entries_.size() >= sweep_at_) {
       absl::erase_if(entries_,
                      [](const auto& e) { return e.second.expired(); });
@@ -45,7 +64,7 @@ class ScheduleCache {
 
  private:
   absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::weak_ptr<const cron::Schedule>> entries_
+  absl::flat_hash_map<Fingerprint, std::weak_ptr<const cron::Schedule>> entries_
       ABSL_GUARDED_BY(mu_);
   size_t sweep_at_ ABSL_GUARDED_BY(mu_) = 1024;
 };
@@ -63,15 +82,19 @@ std::string CacheKey(const Trigger& t, absl::string_view hash_key) {
 
 absl::StatusOr<FireSource> FireSource::Create(const JobSpec& spec) {
   FireSource source;
-  source.start_ = spec.start;
-  source.end_ = spec.end;
   const Trigger& t = spec.trigger;
-  if (t.kind == Trigger::Kind::kAt) {
-    source.at_ = t.at;
-    return source;
+  const bool one_shot = t.kind == Trigger::Kind::kAt;
+  if (one_shot || spec.start != absl::InfinitePast() ||
+      spec.end != absl::InfiniteFuture()) {
+    source.bounds_ = std::make_shared<const Bounds>(
+        Bounds{.at = one_shot ? t.at : absl::InfinitePast(),
+               .start = spec.start,
+               .end = spec.end});
   }
+  if (one_shot) return source;
   const std::string hash_key = spec.key.ToString();
-  std::string cache_key = CacheKey(t, hash_key);
+  const ScheduleCache::Fingerprint cache_key =
+      ScheduleCache::FingerprintOf(CacheKey(t, hash_key));
   source.schedule_ = ScheduleCache::Get().Find(cache_key);
   if (source.schedule_ != nullptr) return source;
   auto schedule = cron::Schedule::Parse(t.expression, {.dialect = t.dialect,
@@ -86,7 +109,7 @@ absl::StatusOr<FireSource> FireSource::Create(const JobSpec& spec) {
   }
   source.schedule_ =
       std::make_shared<const cron::Schedule>(*std::move(schedule));
-  ScheduleCache::Get().Put(std::move(cache_key), source.schedule_);
+  ScheduleCache::Get().Put(cache_key, source.schedule_);
   return source;
 }
 
@@ -104,29 +127,37 @@ absl::StatusOr<FireSource> FireSource::Validate(const JobSpec& spec) {
   return *std::move(source);
 }
 
+const FireSource::Bounds& FireSource::bounds() const {
+  static const Bounds* const kNone = new Bounds();
+  return bounds_ == nullptr ? *kNone : *bounds_;
+}
+
 absl::Time FireSource::Next(absl::Time after) const {
+  const Bounds& b = bounds();
   absl::Time t;
   if (schedule_ == nullptr) {
-    t = at_ > after ? at_ : absl::InfiniteFuture();
-    if (t < start_) t = absl::InfiniteFuture();
+    t = b.at > after ? b.at : absl::InfiniteFuture();
+    if (t < b.start) t = absl::InfiniteFuture();
   } else {
-    // The first fire at or after start_ is the first strictly after the instant
-    // just before it.
-    t = schedule_->Next(after >= start_ ? after
-                                        : start_ - absl::Nanoseconds(1));
+    // The first fire at or after the start is the first strictly after the
+    // instant just before it.
+    t = schedule_->Next(after >= b.start ? after
+                                         : b.start - absl::Nanoseconds(1));
   }
-  return t > end_ ? absl::InfiniteFuture() : t;
+  return t > b.end ? absl::InfiniteFuture() : t;
 }
 
 absl::Time FireSource::Prev(absl::Time before) const {
+  const Bounds& b = bounds();
   absl::Time t;
   if (schedule_ == nullptr) {
-    t = at_ < before ? at_ : absl::InfinitePast();
-    if (t > end_) t = absl::InfinitePast();
+    t = b.at < before ? b.at : absl::InfinitePast();
+    if (t > b.end) t = absl::InfinitePast();
   } else {
-    t = schedule_->Prev(before <= end_ ? before : end_ + absl::Nanoseconds(1));
+    t = schedule_->Prev(before <= b.end ? before
+                                        : b.end + absl::Nanoseconds(1));
   }
-  return t < start_ ? absl::InfinitePast() : t;
+  return t < b.start ? absl::InfinitePast() : t;
 }
 
 }  // namespace chime::core

@@ -38,10 +38,17 @@ class FireSource {
   const cron::Schedule* schedule() const { return schedule_.get(); }
 
  private:
+  // A one-shot trigger's time and the start and end dates: apart, and only
+  // when set, as most jobs have none (a daemon keeps one source per job).
+  struct Bounds {
+    absl::Time at = absl::InfinitePast();
+    absl::Time start = absl::InfinitePast();
+    absl::Time end = absl::InfiniteFuture();
+  };
+  const Bounds& bounds() const;
+
   std::shared_ptr<const cron::Schedule> schedule_;
-  absl::Time at_ = absl::InfinitePast();
-  absl::Time start_ = absl::InfinitePast();
-  absl::Time end_ = absl::InfiniteFuture();
+  std::shared_ptr<const Bounds> bounds_;  // null: the defaults
 };
 
 }  // namespace chime::core

@@ -11,8 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "src/time/nanos.h"
 
 namespace chime::core {
@@ -323,21 +327,92 @@ PackedSpec& PackedSpec::operator=(PackedSpec other) noexcept {
   return *this;
 }
 
+namespace {
+
+// Equal specs share one buffer: every buffer alive is in this set, found by
+// its bytes, and a PackedSpec made of bytes already there takes that buffer
+// instead of a copy. A daemon's job is packed by the job files' reader and
+// again by the scheduler; with the set both keep one buffer.
+//
+// A buffer whose count has dropped to 0 is dying: it is never taken again.
+// The thread that dropped it removes it from the set (if a newer buffer of
+// the same bytes has not replaced it there) before freeing it, under the
+// set's lock, so a lookup never sees a freed buffer.
+class Interned {
+ public:
+  using Rep = PackedSpec::Rep;
+
+  static Interned& Get() {
+    static Interned* const table = new Interned();
+    return *table;
+  }
+
+  // A buffer of `bytes` with a reference taken: the live one, or a new one.
+  Rep* Acquire(absl::string_view bytes) {
+    absl::MutexLock lock(&mu_);
+    if (auto it = set_.find(bytes); it != set_.end()) {
+      Rep* live = *it;
+      uint32_t n = live->refs.load(std::memory_order_relaxed);
+      while (n != 0 && !live->refs.compare_exchange_weak(
+                           n, n + 1, std::memory_order_relaxed)) {
+      }
+      if (n != 0) return live;
+      set_.erase(it);  // dying: its owner will not find it
+    }
+    void* memory = ::operator new(sizeof(Rep) + bytes.size());
+    Rep* rep = new (memory) Rep();
+    rep->size = static_cast<uint32_t>(bytes.size());
+    if (!bytes.empty()) std::memcpy(rep->data(), bytes.data(), bytes.size());
+    set_.insert(rep);
+    return rep;
+  }
+
+  // Frees `rep`, whose count has dropped to 0.
+  void Free(Rep* rep) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = set_.find(View(rep));
+      if (it != set_.end() && *it == rep) set_.erase(it);
+    }
+    rep->~Rep();
+    ::operator delete(rep);
+  }
+
+ private:
+  static absl::string_view View(const Rep* rep) {
+    return absl::string_view(reinterpret_cast<const char*>(rep + 1), rep->size);
+  }
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(absl::string_view b) const { return absl::HashOf(b); }
+    size_t operator()(const Rep* r) const { return absl::HashOf(View(r)); }
+  };
+  struct Eq {
+    using is_transparent = void;
+    static absl::string_view V(absl::string_view b) { return b; }
+    static absl::string_view V(const Rep* r) { return View(r); }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return V(a) == V(b);
+    }
+  };
+
+  absl::Mutex mu_;
+  absl::flat_hash_set<Rep*, Hash, Eq> set_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
 PackedSpec::~PackedSpec() {
   if (rep_ == nullptr ||
       rep_->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) {
     return;
   }
-  rep_->~Rep();
-  ::operator delete(rep_);
+  Interned::Get().Free(rep_);
 }
 
 PackedSpec PackedSpec::FromTrustedBytes(absl::string_view bytes) {
-  void* memory = ::operator new(sizeof(Rep) + bytes.size());
-  Rep* rep = new (memory) Rep();
-  rep->size = static_cast<uint32_t>(bytes.size());
-  if (!bytes.empty()) std::memcpy(rep->data(), bytes.data(), bytes.size());
-  return PackedSpec(rep);
+  return PackedSpec(Interned::Get().Acquire(bytes));
 }
 
 PackedSpec PackedSpec::Pack(const JobSpec& spec) {

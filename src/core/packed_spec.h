@@ -23,8 +23,14 @@
 //   JobSpec again = p.Unpack();              // == spec
 //   PackedSpec q = p;                        // shares the bytes
 //
+// Equal specs share one buffer: a spec packed (or read from bytes) while an
+// equal one is alive takes its buffer, found in a process-wide set of the
+// live buffers (about 12 bytes each), so the job files' copy of a job and
+// the scheduler's are one.
+//
 // Thread-safety: a PackedSpec is immutable; copies share one buffer with an
-// atomic count, so copies may be used and destroyed on any threads.
+// atomic count, so copies may be used and destroyed on any threads. Making
+// one, and dropping a buffer's last copy, takes the set's lock.
 #ifndef CHIME_SRC_CORE_PACKED_SPEC_H_
 #define CHIME_SRC_CORE_PACKED_SPEC_H_
 
@@ -65,8 +71,10 @@ class PackedSpec {
     return a.rep_ == b.rep_ || a.bytes() == b.bytes();
   }
 
- private:
+  // The shared buffer (opaque; packed_spec.cc).
   struct Rep;
+
+ private:
   explicit PackedSpec(Rep* rep) : rep_(rep) {}
   static PackedSpec FromTrustedBytes(absl::string_view bytes);
 

@@ -1,6 +1,9 @@
 #include "src/core/packed_spec.h"
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "testing/job_specs.h"
@@ -86,6 +89,46 @@ TEST(PackedSpec, CopiesShareTheBytes) {
   EXPECT_EQ(c.bytes().data(), a.bytes().data());
   c = PackedSpec();
   EXPECT_EQ(a.Unpack(), EveryFieldSet());
+}
+
+// A job packed twice (by the job files' reader and by the scheduler) is kept
+// once: equal specs packed while one is alive share its buffer.
+TEST(PackedSpec, EqualSpecsPackedApartShareOneBuffer) {
+  JobSpec spec = EveryFieldSet();
+  const PackedSpec first = PackedSpec::Pack(spec);
+  const PackedSpec second = PackedSpec::Pack(spec);
+  EXPECT_EQ(first.bytes().data(), second.bytes().data());
+  absl::StatusOr<PackedSpec> read = PackedSpec::FromBytes(first.bytes());
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->bytes().data(), first.bytes().data());
+  spec.priority += 1;
+  const PackedSpec other = PackedSpec::Pack(spec);
+  EXPECT_NE(other.bytes().data(), first.bytes().data());
+  EXPECT_EQ(other.Unpack(), spec);
+}
+
+// Threads packing and dropping the same few specs at once: a buffer being
+// freed is never handed out (ASan would see the use after free), and every
+// copy reads back its spec.
+TEST(PackedSpec, SharingIsSafeAcrossThreads) {
+  std::vector<JobSpec> specs(3, EveryFieldSet());
+  for (int i = 0; i < 3; ++i) specs[i].priority = i;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        const JobSpec& spec = specs[(i + t) % 3];
+        PackedSpec p = PackedSpec::Pack(spec);
+        PackedSpec copy = p;
+        p = PackedSpec();
+        if (copy.Key() != spec.key || (i % 97 == 0 && copy.Unpack() != spec))
+          ++wrong;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(PackedSpec, DamagedBytesAreDataLossNeverACrash) {

@@ -404,6 +404,8 @@ class Plan {
   // The job's spec as given to UpsertJob (its `paused` as given there), and
   // whether the job is paused now; null / false if unknown.
   const PackedSpec* Packed(const JobKey& key) const;
+  // The same by the job's slot (JobSlot); null for a free slot.
+  const PackedSpec* PackedAt(uint32_t slot) const;
   bool IsPaused(const JobKey& key) const;
   // The job's slot: a small number, unique among the jobs, kept while the
   // job exists (and while runs of a removed job are unfinished), then reused

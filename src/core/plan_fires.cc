@@ -62,7 +62,7 @@ Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
   run->job_slot = job.slot;
   Run& r = *run;
   runs_.emplace(r.id, std::move(run));
-  job.runs.push_back(r.id);
+  job.Go().runs.push_back(r.id);
   persist->claims.push_back({r.fire, r.id, r.job_slot});
   ++counters_.fires_run;
   SetJitter(job, r, now);
@@ -91,24 +91,24 @@ void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
         const size_t limit = policy.action == OverlapAction::kBufferOne
                                  ? 1
                                  : static_cast<size_t>(policy.max_buffered);
-        if (job.buffered.size() >= limit) {
+        if (job.buffered().size() >= limit) {
           if (!manual) skip(MissReason::kBufferFull);
           return;
         }
         Run& run = NewRun(job, scheduled, manual, now, persist);
         run.held = true;
-        job.buffered.push_back(run.id);
+        job.Go().buffered.push_back(run.id);
         return;
       }
       case OverlapAction::kReplace: {
         // The newest fire wins: an older buffered one is dropped, the active
         // runs are cancelled (gracefully if running), and the new run starts
         // when they have ended.
-        while (!job.buffered.empty()) {
-          FinishRun(*runs_.at(job.buffered.front()), RunState::kCancelled,
+        while (!job.buffered().empty()) {
+          FinishRun(*runs_.at(job.buffered().front()), RunState::kCancelled,
                     "replaced by a newer fire", now, out);
         }
-        for (RunId id : std::vector<RunId>(job.runs)) {
+        for (RunId id : std::vector<RunId>(job.runs())) {
           Run& old = *runs_.at(id);
           if (old.held) continue;
           if (old.state != RunState::kRunning) {
@@ -131,7 +131,7 @@ void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
         Run& run = NewRun(job, scheduled, manual, now, persist);
         if (job.active > 0) {
           run.held = true;
-          job.buffered.push_back(run.id);
+          job.Go().buffered.push_back(run.id);
         } else {
           ++job.active;
         }
@@ -151,7 +151,7 @@ absl::Duration Plan::Lookahead(const Job& job) const {
 
 void Plan::CancelDecidedAhead(Job& job, absl::string_view why, Now now,
                               Output* out) {
-  for (RunId id : std::vector<RunId>(job.runs)) {
+  for (RunId id : std::vector<RunId>(job.runs())) {
     Run& run = *runs_.at(id);
     if (run.fire.manual || run.held || run.fire.scheduled_time <= now.wall ||
         run.state == RunState::kRunning) {

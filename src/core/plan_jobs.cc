@@ -41,7 +41,7 @@ void Plan::ReleasePolicy(const Policy* policy) {
 
 void Plan::FreeSlotIfDone(uint32_t slot) {
   const std::unique_ptr<Job>& job = job_slots_[slot];
-  if (job == nullptr || !job->removed || !job->runs.empty()) return;
+  if (job == nullptr || !job->removed || !job->runs().empty()) return;
   ReleasePolicy(job->policy);
   job_slots_[slot].reset();
   free_job_slots_.push_back(slot);
@@ -141,8 +141,8 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
       persist.watermarks.push_back({job.key, job.generation, since, job.slot});
       // Buffered fires of the old schedule are dropped. FinishRun takes each
       // out of the buffer.
-      while (!job.buffered.empty()) {
-        FinishRun(*runs_.at(job.buffered.front()), RunState::kCancelled,
+      while (!job.buffered().empty()) {
+        FinishRun(*runs_.at(job.buffered().front()), RunState::kCancelled,
                   "schedule changed", now, out);
       }
     }
@@ -182,7 +182,7 @@ absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out,
   retired_generations_[key] = job.generation;
   jobs_.erase(key);
   const uint32_t slot = job.slot;
-  for (RunId id : std::vector<RunId>(job.runs)) {
+  for (RunId id : std::vector<RunId>(job.runs())) {
     Run& run = *runs_.at(id);
     if (run.state == RunState::kRunning) continue;
     if (unstarted == Unstarted::kRelease) {
@@ -249,10 +249,10 @@ absl::StatusOr<RunId> Plan::TriggerJob(const JobKey& key, Now now,
   // Two manual fires must never share a FireKey (the second claim would collide
   // with the first): a trigger within the same millisecond as the previous one,
   // or after a backward clock step, takes the next free millisecond.
-  if (at <= job.last_manual) at = job.last_manual + absl::Milliseconds(1);
+  if (at <= job.last_manual()) at = job.last_manual() + absl::Milliseconds(1);
   DecideFire(job, at, now, &persist, out, /*manual=*/true);
   RunId run = persist.claims.size() > before ? persist.claims.back().run : 0;
-  if (run != 0) job.last_manual = at;
+  if (run != 0) job.Go().last_manual = at;
   FlushPersist(std::move(persist), now, out);
   Step(now, out);
   if (run == 0) {
@@ -279,6 +279,11 @@ absl::Time Plan::NextFireTime(const JobKey& key) const {
 const PackedSpec* Plan::Packed(const JobKey& key) const {
   const Job* job = Find(key);
   return job == nullptr ? nullptr : &job->packed;
+}
+
+const PackedSpec* Plan::PackedAt(uint32_t slot) const {
+  if (slot >= job_slots_.size() || job_slots_[slot] == nullptr) return nullptr;
+  return &job_slots_[slot]->packed;
 }
 
 std::optional<uint32_t> Plan::JobSlot(const JobKey& key) const {

@@ -8,6 +8,7 @@
 #ifndef CHIME_SRC_CORE_PLAN_RECORDS_H_
 #define CHIME_SRC_CORE_PLAN_RECORDS_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,26 +19,61 @@ namespace chime::core {
 // Broken invariants crash loudly: continuing would risk a doubled or lost run.
 [[noreturn]] void PlanInvariantViolated(const std::string& what);
 
+// A job's record. Kept small: a daemon holds one per job, and most jobs are
+// idle most of the time, so what only a job with runs needs is behind one
+// pointer that idle jobs leave null.
 struct Plan::Job {
+  // What a job with unfinished runs, or with a manual fire, keeps.
+  struct Going {
+    // Claimed runs waiting for the active one to finish, oldest first. A
+    // vector: it is short (max_buffered), and an empty std::deque costs ~600
+    // bytes.
+    std::vector<RunId> buffered;
+    std::vector<RunId> runs;  // every unfinished run of this job
+    absl::Time last_manual =
+        absl::InfinitePast();  // scheduled time of the newest manual fire
+  };
+
   JobKey key;
   PackedSpec packed;               // the spec as given (see Plan::Packed)
   const Policy* policy = nullptr;  // interned (AcquirePolicy)
-  bool paused = false;
   FireSource source;
   uint32_t slot = 0;
+  int active = 0;  // unfinished runs that are not held in the buffer
   int64_t generation = 1;
   absl::Time watermark;  // newest scheduled time whose fate is decided
   absl::Time next_fire = absl::InfiniteFuture();
   wheel::TimingWheel::Handle timer;
+  bool paused = false;
   bool timer_armed = false;
-  int active = 0;  // unfinished runs that are not held in the buffer
-  // Claimed runs waiting for the active one to finish, oldest first. A vector:
-  // it is short (max_buffered), and an empty std::deque costs ~600 bytes.
-  std::vector<RunId> buffered;
-  std::vector<RunId> runs;  // every unfinished run of this job
   bool removed = false;
-  absl::Time last_manual =
-      absl::InfinitePast();  // scheduled time of the newest manual fire
+  std::unique_ptr<Going> going;  // null: no unfinished run, no manual fire
+
+  const std::vector<RunId>& runs() const {
+    return going == nullptr ? NoRuns() : going->runs;
+  }
+  const std::vector<RunId>& buffered() const {
+    return going == nullptr ? NoRuns() : going->buffered;
+  }
+  absl::Time last_manual() const {
+    return going == nullptr ? absl::InfinitePast() : going->last_manual;
+  }
+  Going& Go() {
+    if (going == nullptr) going = std::make_unique<Going>();
+    return *going;
+  }
+  // Drops `going` once it holds nothing.
+  void Settle() {
+    if (going != nullptr && going->runs.empty() && going->buffered.empty() &&
+        going->last_manual == absl::InfinitePast())
+      going.reset();
+  }
+
+ private:
+  static const std::vector<RunId>& NoRuns() {
+    static const std::vector<RunId>* const none = new std::vector<RunId>();
+    return *none;
+  }
 };
 
 inline size_t Plan::SlotHash::operator()(uint32_t slot) const {

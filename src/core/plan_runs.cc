@@ -54,7 +54,7 @@ absl::StatusOr<Plan::Run*> Plan::AdoptRun(const JobKey& key,
   run.persisted = true;
   run.attempt = stored.attempt;
   runs_.emplace(run.id, std::move(owned));
-  job->runs.push_back(run.id);
+  job->Go().runs.push_back(run.id);
   ++job->active;
   return &run;
 }
@@ -206,12 +206,14 @@ Plan::Job* Plan::DropRun(Run& run) {
   run.in_queue = false;
   DisarmRunTimer(run);
   if (run.held) {
-    job.buffered.erase(
-        std::find(job.buffered.begin(), job.buffered.end(), run.id));
+    std::vector<RunId>& buffered = job.Go().buffered;
+    buffered.erase(std::find(buffered.begin(), buffered.end(), run.id));
   } else {
     --job.active;
   }
-  job.runs.erase(std::find(job.runs.begin(), job.runs.end(), run.id));
+  std::vector<RunId>& runs = job.Go().runs;
+  runs.erase(std::find(runs.begin(), runs.end(), run.id));
+  job.Settle();
   runs_.erase(run.id);  // `run` is gone from here on
   if (!job.removed) return &job;
   FreeSlotIfDone(job.slot);  // `job` may be gone from here on
@@ -236,9 +238,10 @@ void Plan::FinishRun(Run& run, RunState to, std::string detail, Now now,
 }
 
 void Plan::ReleaseBuffered(Job& job, Now now, Output* out) {
-  if (job.active > 0 || job.buffered.empty()) return;
-  Run& run = *runs_.at(job.buffered.front());
-  job.buffered.erase(job.buffered.begin());
+  if (job.active > 0 || job.buffered().empty()) return;
+  std::vector<RunId>& buffered = job.Go().buffered;
+  Run& run = *runs_.at(buffered.front());
+  buffered.erase(buffered.begin());
   run.held = false;
   ++job.active;
   if (run.state == RunState::kPending) EnqueueReady(run, now);

@@ -27,7 +27,7 @@ bool Matcher::YearMatches(int year) const {
   if (year < kMinYear || year > kMaxYear) return false;
   if (fields->all_years) return true;
   const int i = year - kMinYear;
-  return (fields->years[i / 64] >> (i % 64)) & 1;
+  return ((*fields->years)[i / 64] >> (i % 64)) & 1;
 }
 
 bool Matcher::AnyMatch() const {

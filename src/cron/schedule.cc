@@ -24,6 +24,7 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "chime/cron.h"
 #include "src/base/status_macros.h"
@@ -68,6 +69,7 @@ void Compile(const internal::Field& field, Schedule::Fields* f) {
   const int fmin = internal::FieldMin(id);
   const int fmax = internal::FieldMax(id);
   const int span = fmax - fmin + 1;
+  std::array<uint64_t, (kMaxYear - kMinYear) / 64 + 1> years = {};
   auto set_bit = [&](int v) {
     switch (id) {
       case FieldId::kSecond:
@@ -90,7 +92,7 @@ void Compile(const internal::Field& field, Schedule::Fields* f) {
         break;
       case FieldId::kYear: {
         const int i = v - kMinYear;
-        f->years[i / 64] |= uint64_t{1} << (i % 64);
+        years[i / 64] |= uint64_t{1} << (i % 64);
         break;
       }
     }
@@ -130,6 +132,9 @@ void Compile(const internal::Field& field, Schedule::Fields* f) {
         break;
     }
   }
+  if (id == FieldId::kYear) {
+    f->years = std::make_shared<const decltype(years)>(years);
+  }
   if (id == FieldId::kDayOfMonth) f->dom_star = field.star();
   if (id == FieldId::kDayOfWeek) f->dow_star = field.star();
 }
@@ -153,7 +158,8 @@ class Parser {
                      internal::ParseExpression(expr, options));
     Schedule s;
     s.expression_ = std::string(expr);
-    s.hash_key_ = std::string(options.hash_key);
+    if (absl::StrContains(expr, 'H'))
+      s.hash_key_ = std::string(options.hash_key);
     s.dialect_ = parsed.dialect;
     s.day_match_ = options.day_match;
     s.dst_ = options.dst;

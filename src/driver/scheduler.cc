@@ -101,18 +101,21 @@ R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
   return *std::move(result);
 }
 
-absl::Status SchedulerImpl::AddJob(const JobSpec& spec, JobFunction fn) {
+absl::Status SchedulerImpl::AddJob(const JobSpec& spec,
+                                   std::shared_ptr<const JobFunction> fn) {
   return Add(spec, std::move(fn), 0, 0);
 }
 
-absl::Status SchedulerImpl::AddStoredJob(const JobRecord& record,
-                                         JobFunction fn) {
+absl::Status SchedulerImpl::AddStoredJob(
+    const JobRecord& record, std::shared_ptr<const JobFunction> fn) {
   return Add(record.spec, std::move(fn), record.id, record.generation);
 }
 
-absl::Status SchedulerImpl::Add(const JobSpec& spec, JobFunction fn,
+absl::Status SchedulerImpl::Add(const JobSpec& spec,
+                                std::shared_ptr<const JobFunction> fn,
                                 JobId stored_id, int64_t stored_generation) {
-  if (!fn) return absl::InvalidArgumentError("fn: the job function is empty");
+  if (fn == nullptr || !*fn)
+    return absl::InvalidArgumentError("fn: the job function is empty");
   // Everything the Plan could refuse is checked here, on the caller's thread;
   // the scheduler thread only applies the job, after every earlier command.
   absl::StatusOr<core::FireSource> source = core::FireSource::Validate(spec);
@@ -120,7 +123,7 @@ absl::Status SchedulerImpl::Add(const JobSpec& spec, JobFunction fn,
   PendingAdd add{spec,
                  core::PackedSpec::Pack(spec),
                  *std::move(source),
-                 std::make_shared<const JobFunction>(std::move(fn)),
+                 std::move(fn),
                  clock_.Now(),
                  stored_id,
                  stored_generation};
@@ -411,6 +414,10 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     SchedulerOptions options) {
   return driver::CreateScheduler(std::move(options));
+}
+
+JobSpec AttemptContext::Spec() const {
+  return packed_spec == nullptr ? JobSpec() : packed_spec->Unpack();
 }
 
 }  // namespace chime

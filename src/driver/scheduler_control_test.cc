@@ -4,9 +4,11 @@
 #include <atomic>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/driver/scheduler_test_util.h"
@@ -254,6 +256,44 @@ TEST_F(SchedulerTest, ReplacingAJobKeepsItsScheduleAndUsesTheNewFunction) {
                          "succeeded");  // generation 1 still
 }
 
+// One function shared by two jobs tells them apart by the definition each
+// attempt carries; an attempt keeps the definition it started with when the
+// job is replaced while it runs.
+TEST_F(SchedulerTest, ASharedFunctionReadsEachAttemptsJobDefinition) {
+  Create();
+  absl::Mutex mu;
+  std::vector<std::pair<std::string, int>> seen;  // id, priority
+  Gate gate;
+  const auto shared =
+      std::make_shared<const JobFunction>([&](const AttemptContext& ctx) {
+        const JobSpec spec = ctx.Spec();
+        if (spec.key.id == "slow") gate.Pass();
+        absl::MutexLock lock(&mu);
+        seen.emplace_back(spec.key.id, spec.priority);
+        return absl::OkStatus();
+      });
+  JobSpec slow = Cron("slow", "0 0 1 1 *");
+  slow.priority = 1;
+  ASSERT_THAT(scheduler_->AddJob(slow, shared), IsOk());
+  JobSpec fast = Cron("fast", "0 0 1 1 *");
+  fast.priority = 7;
+  ASSERT_THAT(scheduler_->AddJob(fast, shared), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  ASSERT_THAT(scheduler_->TriggerJob(Key("slow")), IsOk());
+  ASSERT_TRUE(gate.WaitEntered());
+  slow.priority = 2;  // replaced while its attempt runs
+  ASSERT_THAT(scheduler_->AddJob(slow, shared), IsOk());
+  gate.Open();
+  ASSERT_THAT(scheduler_->TriggerJob(Key("fast")), IsOk());
+  recorder_.WaitForEvent("fast:1:2026-01-01T00:00:00Z:manual", "succeeded");
+  recorder_.WaitForEvent("slow:1:2026-01-01T00:00:00Z:manual", "succeeded");
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(seen, ::testing::UnorderedElementsAre(std::pair{"slow", 1},
+                                                    std::pair{"fast", 7}));
+  // A context made by hand carries no definition.
+  EXPECT_EQ(AttemptContext().Spec(), JobSpec());
+}
+
 TEST_F(SchedulerTest, CallsBeforeStartTakeEffectOnceStarted) {
   Create();
   ASSERT_THAT(
@@ -360,7 +400,10 @@ TEST_F(SchedulerTest, BadJobIsRejectedAndChangesNothing) {
   EXPECT_THAT(
       scheduler_->AddJob(Cron("a", "61 * * * *"), Returns(absl::OkStatus())),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("trigger")));
-  EXPECT_THAT(scheduler_->AddJob(Cron("a", "* * * * *"), nullptr),
+  EXPECT_THAT(scheduler_->AddJob(Cron("a", "* * * * *"), JobFunction()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fn")));
+  EXPECT_THAT(scheduler_->AddJob(Cron("a", "* * * * *"),
+                                 std::shared_ptr<const JobFunction>()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fn")));
   EXPECT_THAT(scheduler_->NextFireTime(Key("a")),
               StatusIs(absl::StatusCode::kNotFound));

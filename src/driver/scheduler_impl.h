@@ -34,6 +34,7 @@
 #include "chime/job.h"
 #include "chime/scheduler.h"
 #include "chime/store.h"
+#include "src/core/packed_spec.h"
 #include "src/core/plan.h"
 #include "src/driver/interceptors.h"
 #include "src/driver/recovery.h"
@@ -53,8 +54,12 @@ class SchedulerImpl final : public Scheduler {
   ~SchedulerImpl() override { Shutdown(absl::ZeroDuration()); }
 
   absl::Status Start() override;
-  absl::Status AddJob(const JobSpec& spec, JobFunction fn) override;
-  absl::Status AddStoredJob(const JobRecord& record, JobFunction fn) override;
+  using Scheduler::AddJob;
+  using Scheduler::AddStoredJob;
+  absl::Status AddJob(const JobSpec& spec,
+                      std::shared_ptr<const JobFunction> fn) override;
+  absl::Status AddStoredJob(const JobRecord& record,
+                            std::shared_ptr<const JobFunction> fn) override;
   absl::Status RemoveJob(const JobKey& key) override;
   absl::Status PauseJob(const JobKey& key) override;
   absl::Status ResumeJob(const JobKey& key) override;
@@ -81,6 +86,7 @@ class SchedulerImpl final : public Scheduler {
     std::string output;                    // AttemptContext::output
     int32_t exit_code = 0;                 // AttemptContext::exit_code
     std::atomic<bool> by_shutdown{false};  // the cancel came from Shutdown
+    core::PackedSpec spec;                 // AttemptContext::packed_spec
     // Plan context only: held until its time (staged_), or taken back before
     // it (then it never runs). `dropped` is read by the worker after the
     // attempt was handed over, under the pool's lock.
@@ -109,8 +115,8 @@ class SchedulerImpl final : public Scheduler {
   template <typename R>
   R Call(absl::FunctionRef<R()> f);
   // AddJob and AddStoredJob.
-  absl::Status Add(const JobSpec& spec, JobFunction fn, JobId stored_id,
-                   int64_t stored_generation);
+  absl::Status Add(const JobSpec& spec, std::shared_ptr<const JobFunction> fn,
+                   JobId stored_id, int64_t stored_generation);
   // A job added by AddJob, validated and parsed on the caller's thread, waiting
   // for the scheduler thread.
   struct PendingAdd {

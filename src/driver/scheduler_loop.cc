@@ -247,6 +247,10 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
   ctx.output = &p.attempt->output;
   ctx.exit_code = &p.attempt->exit_code;
   if (start.job_slot < functions_.size()) p.fn = functions_[start.job_slot];
+  if (const core::PackedSpec* spec = plan_.PackedAt(start.job_slot)) {
+    p.attempt->spec = *spec;
+    ctx.packed_spec = &p.attempt->spec;
+  }
   if (start.staged) {
     // Before its time: held until then (the Plan keeps the run pending).
     p.attempt->staged = true;
