@@ -19,6 +19,7 @@
 #include "src/exec/process_ledger.h"
 #include "src/exec/shell_executor.h"
 #include "src/store/sqlite_store.h"
+#include "src/web/ui_routes.h"
 
 namespace chime::daemon {
 namespace {
@@ -211,6 +212,8 @@ absl::Status Daemon::StartAll() {
                           .content_type = std::string(metrics::kContentType),
                           .body = metrics_->Render()};
   });
+  // The web UI at / (static; it calls the API with the user's token).
+  web::RegisterUi(http.router);
   auth_ = std::make_unique<api::Authorizer>(config_.api_tokens);
   api::AddRoutes(
       http.router,

@@ -11,10 +11,16 @@ PACKAGES=(
   libsqlite3-dev libyaml-dev
   libcurl4-openssl-dev libboost-dev libssl-dev
   prometheus
+  nodejs npm chromium chromium-driver
 )
 
 missing=()
 for p in "${PACKAGES[@]}"; do
+  # The web UI's tests need Node 18 or later and npm; one installed another way (e.g. NodeSource,
+  # whose nodejs conflicts with Debian's npm) will do.
+  if [[ "$p" == nodejs || "$p" == npm ]] && command -v node >/dev/null && command -v npm >/dev/null; then
+    continue
+  fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -12,6 +14,7 @@
 #include "absl/time/time.h"
 #include "chime/clock.h"
 #include "chime/cron.h"
+#include "chime/run_state.h"
 #include "src/api/http_util.h"
 #include "src/api/routes.h"
 #include "src/api/run_routes.h"
@@ -62,6 +65,46 @@ bool LabelsMatch(const JobSpec& spec,
   return true;
 }
 
+// The search= filter: `lower_needle` (lower case) is part of the job's name
+// ("ops/backup"), ignoring case; "" matches every job.
+bool NameContains(const JobKey& key, absl::string_view lower_needle) {
+  if (lower_needle.empty()) return true;
+  return absl::StrContains(absl::AsciiStrToLower(key.ToString()), lower_needle);
+}
+
+// What a listing shows of the job's schedule without a round trip to the
+// scheduler: its English description (for a cron or @every trigger) and,
+// unless the job is paused, the first time it gives after `now` (null when
+// it gives no more). The scheduler's own next fire time, which GET of one job
+// shows, can differ from it only while a fire is being decided.
+void AddScheduleSummary(const JobSpec& spec, absl::Time now, Json& status) {
+  absl::StatusOr<core::FireSource> source = core::FireSource::Create(spec);
+  if (!source.ok()) return;
+  if (const cron::Schedule* s = source->schedule())
+    status["schedule_description"] = s->Describe();
+  status["next_fire_time"] =
+      spec.paused ? Json(nullptr) : TimeOrNull(source->Next(now));
+}
+
+// The job's newest run (by scheduled time) as {"id", "state",
+// "scheduled_time", "updated_at"}, or null when it has none: one indexed
+// read of the run history (LIMIT 1 in SQLite's runs_by_job).
+absl::StatusOr<Json> LastRunJson(Store& store, JobId job) {
+  RunQuery query;
+  query.job = job;
+  query.limit = 1;
+  absl::StatusOr<RunPage> page = store.ListRuns(query, StoreDeadline());
+  if (!page.ok()) return page.status();
+  if (page->runs.empty()) return Json(nullptr);
+  const RunRecord& run = page->runs.front();
+  Json j;
+  j["id"] = run.id;
+  j["state"] = std::string(RunStateName(run.state));
+  j["scheduled_time"] = time::FormatUtc(run.fire.scheduled_time);
+  j["updated_at"] = time::FormatUtc(run.updated_at);
+  return j;
+}
+
 absl::StatusOr<std::optional<bool>> ParseBool(const Query& q,
                                               absl::string_view name) {
   absl::StatusOr<std::optional<std::string>> text = q.One(name);
@@ -74,8 +117,9 @@ absl::StatusOr<std::optional<bool>> ParseBool(const Query& q,
 }
 
 http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
-  absl::StatusOr<Query> q = Query::Parse(
-      request.query, {"namespace", "label", "paused", "limit", "cursor"});
+  absl::StatusOr<Query> q =
+      Query::Parse(request.query, {"namespace", "label", "paused", "search",
+                                   "last_run", "limit", "cursor"});
   if (!q.ok()) return ProblemFromStatus(q.status());
   absl::StatusOr<int64_t> limit = q->Int("limit", 100, 1, 1000);
   if (!limit.ok()) return ProblemFromStatus(limit.status());
@@ -83,6 +127,11 @@ http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
   if (!ns.ok()) return ProblemFromStatus(ns.status());
   absl::StatusOr<std::optional<bool>> paused = ParseBool(*q, "paused");
   if (!paused.ok()) return ProblemFromStatus(paused.status());
+  absl::StatusOr<std::optional<std::string>> search = q->One("search");
+  if (!search.ok()) return ProblemFromStatus(search.status());
+  const std::string needle = absl::AsciiStrToLower(search->value_or(""));
+  absl::StatusOr<std::optional<bool>> last_run = ParseBool(*q, "last_run");
+  if (!last_run.ok()) return ProblemFromStatus(last_run.status());
   std::vector<std::pair<std::string, std::string>> labels;
   for (const std::string& label : q->All("label")) {
     std::pair<std::string, std::string> kv =
@@ -100,6 +149,7 @@ http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
     return Problem(400, absl::StrCat("cursor: \"", **cursor,
                                      "\" is not a cursor this server gave"));
 
+  const absl::Time now = absl::Now();
   Json jobs = Json::array();
   bool done = false;
   int scanned = 0;
@@ -120,8 +170,15 @@ http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
       ++scanned;
       if ((!ns->has_value() || spec.key.name_space == **ns) &&
           (!paused->has_value() || spec.paused == **paused) &&
-          LabelsMatch(spec, labels)) {
-        jobs.push_back(internal::JobJson(record, std::nullopt));
+          LabelsMatch(spec, labels) && NameContains(spec.key, needle)) {
+        Json job = internal::JobJson(record, std::nullopt);
+        AddScheduleSummary(spec, now, job["status"]);
+        if (last_run->value_or(false)) {
+          absl::StatusOr<Json> last = LastRunJson(*deps.store, record.id);
+          if (!last.ok()) return ProblemFromStatus(last.status());
+          job["last_run"] = *std::move(last);
+        }
+        jobs.push_back(std::move(job));
       }
       filled = static_cast<int64_t>(jobs.size()) == *limit;
       // The page's last job ends the listing if the store has no more.
@@ -172,7 +229,13 @@ http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
   std::optional<absl::Time> next;
   if (absl::StatusOr<absl::Time> t = deps.scheduler->NextFireTime(key); t.ok())
     next = *t;
-  return JsonResponse(internal::JobJson(*record, next));
+  Json body = internal::JobJson(*record, next);
+  if (absl::StatusOr<core::FireSource> source =
+          core::FireSource::Create(record->spec);
+      source.ok() && source->schedule() != nullptr) {
+    body["status"]["schedule_description"] = source->schedule()->Describe();
+  }
+  return JsonResponse(body);
 }
 
 std::string Offset(absl::Duration d) {

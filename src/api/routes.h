@@ -2,12 +2,16 @@
 //
 //   GET /v1/jobs                   jobs, paged: ?namespace= &label=k=v
 //                                  (repeatable, all must match) &paused=
-//                                  true|false &limit= (1-1000, default 100)
-//                                  &cursor= (the previous page's next_cursor)
+//                                  true|false &search= (part of the name,
+//                                  any case) &last_run=true (each job's
+//                                  newest run) &limit= (1-1000, default
+//                                  100) &cursor= (the previous page's
+//                                  next_cursor)
 //   GET /v1/jobs/{namespace}/{id}  one job, with its next fire time
 //   GET /v1/jobs/{namespace}/{id}/runs[/{run}], .../missed: its history
 //                                  (run_routes.h)
-//   GET /v1/runs, /v1/dead-letters every job's runs, and its failed ones
+//   GET /v1/runs, /v1/dead-letters every job's runs, and its failed ones;
+//   GET /v1/runs/per-minute        their counts by minute and state
 //                                  (run_routes.h)
 //   GET /v1/jobs/{namespace}/{id}/runs/{run}/output  its latest attempt's
 //                                  output, ?follow=true as it comes; GET
@@ -26,6 +30,8 @@
 //   GET /v1/namespaces             each namespace's jobs (paused ones too)
 //                                  and runs pending/running; reads every
 //                                  stored job, up to 1,000,000
+//   GET /v1/whoami                 the caller's token name and role (for
+//                                  the web UI: which buttons to show)
 //
 // A job is shown as {"name", "spec", "status"}: "spec" in the job-file shape
 // (config::JobToJson: what `chime job apply -f` takes), "status" what the
@@ -148,7 +154,7 @@ void AddActionRoutes(http::Router& router, const ApiDeps& deps,
                      std::shared_ptr<IdempotencyGate> gate);
 void AddWriteRoutes(http::Router& router, const ApiDeps& deps,
                     std::shared_ptr<IdempotencyGate> gate);
-// GET /v1/status and GET /v1/namespaces (status_routes.cc).
+// GET /v1/status, GET /v1/namespaces, GET /v1/whoami (status_routes.cc).
 void AddStatusRoutes(http::Router& router, const ApiDeps& deps);
 // The job as the API shows it: {"name", "spec", "status"}; next_fire is
 // shown when known.

@@ -13,6 +13,9 @@
 //   GET /v1/runs             ?state= &namespace= &from= &to= &limit= &cursor=
 //   GET /v1/dead-letters     failed runs (their retries exhausted): the same
 //                            without state
+//   GET /v1/runs/per-minute  ?minutes= (1-1440, default 30) &namespace=: the
+//                            runs of the last minutes counted by scheduled
+//                            minute and state (for the web UI's overview)
 //
 // Both newest scheduled time first (then highest run id), each run as a
 // job's list shows it plus "job" (its name, "ops/report") and "run" (its
@@ -38,8 +41,9 @@ http::Response JobHistory(Store& store, const JobRecord& job,
                           const std::vector<std::string>& rest,
                           const http::Request& request);
 
-// Registers GET /v1/runs and GET /v1/dead-letters; `store` (which may be
-// null while no route is called) and `auth` outlive the router.
+// Registers GET /v1/runs, /v1/runs/per-minute and /v1/dead-letters;
+// `store` (which may be null while no route is called) and `auth` outlive the
+// router.
 void AddRunListRoutes(http::Router& router, Store* store,
                       const Authorizer& auth);
 

@@ -1,7 +1,7 @@
-// GET /v1/status and GET /v1/namespaces (routes.h, docs/api.md): what an
-// operator looks at first, read from the scheduler (Stats, a round trip to
-// its thread), the store (GetInfo; for namespaces, every stored job) and
-// what the daemon tells of itself (DaemonInfo).
+// GET /v1/status, GET /v1/namespaces and GET /v1/whoami (routes.h,
+// docs/api.md): what an operator looks at first, read from the scheduler
+// (Stats, a round trip to its thread), the store (GetInfo; for namespaces,
+// every stored job) and what the daemon tells of itself (DaemonInfo).
 #include "src/api/status_routes.h"
 
 #include <algorithm>
@@ -115,6 +115,25 @@ http::Response ListNamespaces(const ApiDeps& deps,
   return JsonResponse(body);
 }
 
+// GET /v1/whoami: the caller's token name (null without tokens) and role,
+// so that a client such as the web UI shows only what the caller may do.
+// Without tokens every request may do everything: "admin".
+http::Response WhoAmI(const Authorizer& auth, const http::Request& request,
+                      const std::string& name) {
+  absl::StatusOr<Query> q = Query::Parse(request.query, {});
+  if (!q.ok()) return ProblemFromStatus(q.status());
+  absl::string_view role = "read";
+  if (auth.Check(request, Role::kAdmin).ok()) {
+    role = "admin";
+  } else if (auth.Check(request, Role::kWrite).ok()) {
+    role = "write";
+  }
+  Json body;
+  body["name"] = name.empty() ? Json(nullptr) : Json(name);
+  body["role"] = role;
+  return JsonResponse(body);
+}
+
 }  // namespace
 
 absl::StatusOr<internal::JobCount> internal::CountJobsByNamespace(
@@ -149,6 +168,13 @@ void internal::AddStatusRoutes(http::Router& router, const ApiDeps& deps) {
                 auth.Guard(Role::kRead, [deps](const http::Request& r) {
                   return GetStatus(deps, r);
                 }));
+  router.Handle(
+      "GET", "/v1/whoami",
+      auth.Guard(Role::kRead,
+                 GuardedHandler([a = deps.auth](const http::Request& r,
+                                                const std::string& who) {
+                   return WhoAmI(*a, r, who);
+                 })));
   router.Handle("GET", "/v1/namespaces",
                 auth.Guard(Role::kRead, [deps](const http::Request& r) {
                   return ListNamespaces(deps, r);

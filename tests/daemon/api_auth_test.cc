@@ -130,6 +130,22 @@ TEST_F(ApiAuthTest, TriggerNeedsTheWriteRoleAndIsLoggedWithTheTokensName) {
   EXPECT_EQ(got["attempts"][0]["output"], "triggered\n");
 }
 
+TEST_F(ApiAuthTest, WhoAmITellsTheTokensNameAndRole) {
+  const std::vector<std::pair<const char*, nlohmann::json>> want = {
+      {kReader, {{"name", "grafana"}, {"role", "read"}}},
+      {kWriter, {{"name", "ci"}, {"role", "write"}}},
+      {kAdmin, {{"name", "ops"}, {"role", "admin"}}},
+  };
+  for (const auto& [header, me] : want) {
+    HttpResult r = Do("GET", "/v1/whoami", {header});
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(nlohmann::json::parse(r.body), me) << header;
+  }
+  EXPECT_EQ(Do("GET", "/v1/whoami", {}).status, 401);
+  EXPECT_EQ(Do("GET", "/v1/whoami", {"Authorization: Bearer wrong"}).status,
+            401);
+}
+
 TEST_F(ApiAuthTest, UnknownJobsAndOperationsAreNotFound) {
   HttpResult r = Do("POST", "/v1/jobs/default/nope/trigger", {kWriter});
   EXPECT_EQ(r.status, 404);

@@ -109,6 +109,49 @@ TEST_F(ApiReadTest, FiltersByNamespaceLabelAndPausedState) {
   EXPECT_THAT(Names("/v1/jobs?paused=true"), ElementsAre("d"));
 }
 
+TEST_F(ApiReadTest, SearchesPartOfTheNameInAnyCase) {
+  EXPECT_THAT(Names("/v1/jobs?search=OPS%2F"),
+              ElementsAre("ops/a", "ops/b", "ops/e"));
+  EXPECT_THAT(Names("/v1/jobs?search=c"), ElementsAre("c"));
+  EXPECT_THAT(Names("/v1/jobs?search=s/b"), ElementsAre("ops/b"));
+  EXPECT_THAT(Names("/v1/jobs?search=ops&paused=true"), ElementsAre());
+  EXPECT_THAT(Names("/v1/jobs?search=nothing-like-it"), ElementsAre());
+}
+
+TEST_F(ApiReadTest, LastRunIsNullForAJobThatNeverRanAndAbsentUnlessAsked) {
+  const nlohmann::json with = GetJson("/v1/jobs?last_run=true");
+  ASSERT_EQ(with["jobs"].size(), 5u);
+  for (const auto& job : with["jobs"]) {
+    ASSERT_TRUE(job.contains("last_run")) << job.dump();
+    EXPECT_TRUE(job["last_run"].is_null()) << job.dump();
+  }
+  const nlohmann::json without = GetJson("/v1/jobs");
+  EXPECT_FALSE(without["jobs"][0].contains("last_run"));
+  const nlohmann::json bad = GetJson("/v1/jobs?last_run=yes", 400);
+  EXPECT_EQ(bad["detail"], "last_run: \"yes\" is not true or false");
+}
+
+TEST_F(ApiReadTest, ListingShowsEachScheduleInWordsAndItsNextTime) {
+  const nlohmann::json page = GetJson("/v1/jobs");
+  ASSERT_EQ(page["jobs"].size(), 5u);
+  const nlohmann::json& a = page["jobs"][0]["status"];
+  EXPECT_EQ(a["schedule_description"], "At 03:00, Europe/Berlin");
+  // 03:00 in Berlin is 01:00 or 02:00 UTC, within a day from now.
+  const std::string next = a["next_fire_time"];
+  EXPECT_THAT(next, ::testing::MatchesRegex(".*T0[12]:00:00Z"));
+  // d is paused: no next fire.
+  EXPECT_EQ(page["jobs"][3]["name"], "d");
+  EXPECT_TRUE(page["jobs"][3]["status"]["next_fire_time"].is_null());
+  EXPECT_EQ(GetJson("/v1/jobs/ops/a")["status"]["schedule_description"],
+            "At 03:00, Europe/Berlin");
+}
+
+TEST_F(ApiReadTest, WhoAmIWithoutTokensIsAnAnonymousAdmin) {
+  const nlohmann::json me = GetJson("/v1/whoami");
+  EXPECT_TRUE(me["name"].is_null());
+  EXPECT_EQ(me["role"], "admin");
+}
+
 TEST_F(ApiReadTest, PagesWithACursorUntilTheEnd) {
   std::vector<std::string> all;
   std::string path = "/v1/jobs?limit=2";
@@ -361,6 +404,53 @@ TEST_F(ApiRunsTest, ARunShowsItsAttemptsOutputAndTransitions) {
   const nlohmann::json p =
       GetJson(absl::StrCat("/v1/jobs/default/fails/runs/", id), 404);
   EXPECT_EQ(p["detail"], absl::StrCat("no run ", id, " of job fails"));
+}
+
+TEST_F(ApiRunsTest, ListedJobsCarryTheirNewestRun) {
+  const nlohmann::json failed =
+      WaitForItems("/v1/jobs/default/fails/runs?state=failed", "runs", 1);
+  const int64_t seen = failed["runs"][0]["id"];
+  const nlohmann::json page = GetJson("/v1/jobs?search=fails&last_run=true");
+  ASSERT_EQ(page["jobs"].size(), 1u);
+  const nlohmann::json& last = page["jobs"][0]["last_run"];
+  ASSERT_TRUE(last.is_object()) << page.dump();
+  // The job runs every second: its newest run is the failed one seen or a
+  // later one.
+  EXPECT_GE(last["id"].get<int64_t>(), seen);
+  EXPECT_GE(last["scheduled_time"].get<std::string>(),
+            failed["runs"][0]["scheduled_time"].get<std::string>());
+  EXPECT_THAT(last["state"].get<std::string>(),
+              ::testing::AnyOf("pending", "running", "retrying", "failed"));
+}
+
+TEST_F(ApiRunsTest, CountsRunsPerMinuteByState) {
+  WaitForItems("/v1/jobs/default/hello/runs?state=succeeded", "runs", 3);
+  WaitForItems("/v1/jobs/default/fails/runs?state=failed", "runs", 1);
+  const nlohmann::json counts = GetJson("/v1/runs/per-minute?minutes=5");
+  ASSERT_EQ(counts["minutes"].size(), 5u);
+  int64_t succeeded = 0, failed = 0, all = 0;
+  std::string previous;
+  for (const auto& m : counts["minutes"]) {
+    const std::string minute = m["minute"];
+    EXPECT_THAT(minute, ::testing::MatchesRegex(".*T..:..:00Z"));
+    EXPECT_GT(minute, previous);  // oldest first
+    previous = minute;
+    succeeded += m["succeeded"].get<int64_t>();
+    failed += m["failed"].get<int64_t>();
+    for (const char* state : {"pending", "running", "retrying", "succeeded",
+                              "failed", "cancelled", "lost"})
+      all += m[state].get<int64_t>();
+  }
+  // The counts lag the listings read above by at most the runs since.
+  EXPECT_GE(succeeded, 3);
+  EXPECT_GE(failed, 1);
+  EXPECT_EQ(all, counts["runs_counted"].get<int64_t>());
+  EXPECT_EQ(counts["capped"], false);
+  const nlohmann::json none =
+      GetJson("/v1/runs/per-minute?minutes=5&namespace=elsewhere");
+  EXPECT_EQ(none["runs_counted"], 0);
+  EXPECT_EQ(GetJson("/v1/runs/per-minute?minutes=0", 400)["detail"],
+            "minutes: 0 is outside 1..1440");
 }
 
 TEST_F(ApiRunsTest, MissedFiresSayWhy) {

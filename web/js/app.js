@@ -1,0 +1,115 @@
+// The web UI's entry point: finds out who the user is (GET /v1/whoami; a 401
+// means the daemon wants a token: the login screen), then shows the page the
+// location's hash names. Pages are modules with
+//   render(main, params, ctx) -> optional cleanup function
+// called when the user leaves the page (to stop streams and timers).
+
+import * as api from './api.js';
+import {h, replace, errorBox} from './dom.js';
+import * as jobs from './jobs.js';
+import * as job from './job.js';
+import * as run from './run.js';
+import * as schedule from './schedule.js';
+import * as deadLetters from './dead_letters.js';
+import * as overview from './overview.js';
+import * as login from './login.js';
+
+const routes = [
+  [/^#\/jobs$/, jobs, 'jobs'],
+  [/^#\/jobs\/([^/]+)\/([^/]+)$/, job, 'jobs'],
+  [/^#\/runs\/([^/]+)\/([^/]+)\/(\d+)$/, run, 'jobs'],
+  [/^#\/schedule$/, schedule, 'schedule'],
+  [/^#\/dead-letters$/, deadLetters, 'dead-letters'],
+  [/^#\/overview$/, overview, 'overview'],
+];
+
+const main = document.getElementById('main');
+const ctx = {role: 'read', name: null, canWrite: false, tokens: false};
+let cleanup = null;
+// Whether the user is past the login screen (a late 401 then sends them back).
+let signedIn = false;
+
+function stopPage() {
+  if (cleanup) {
+    try {
+      cleanup();
+    } catch (e) {
+      console.error(e);
+    }
+  }
+  cleanup = null;
+}
+
+function showWho() {
+  const who = document.getElementById('who');
+  const parts = [];
+  if (ctx.name) parts.push(h('span', {}, `Signed in as ${ctx.name}`));
+  parts.push(h('span', {class: 'badge', id: 'role'}, ctx.role === 'read' ? 'read-only' : ctx.role));
+  if (ctx.tokens) {
+    parts.push(h('button', {class: 'secondary', type: 'button', onclick: logout}, 'Sign out'));
+  }
+  replace(who, parts);
+}
+
+function logout() {
+  api.setToken('');
+  showLogin();
+}
+
+function showLogin(message) {
+  signedIn = false;
+  stopPage();
+  replace(document.getElementById('who'));
+  cleanup = login.render(main, {message, onToken: start});
+}
+
+async function route() {
+  stopPage();
+  const hash = location.hash || '#/jobs';
+  for (const [pattern, page, nav] of routes) {
+    const m = pattern.exec(hash);
+    if (!m) continue;
+    for (const a of document.querySelectorAll('nav a')) {
+      if (a.dataset.nav === nav) a.setAttribute('aria-current', 'page');
+      else a.removeAttribute('aria-current');
+    }
+    const params = m.slice(1).map(decodeURIComponent);
+    replace(main);
+    cleanup = page.render(main, params, ctx) || null;
+    return;
+  }
+  replace(main, h('h1', {}, 'Not found'),
+      h('p', {}, 'There is no such page. ', h('a', {href: '#/jobs'}, 'See the jobs.')));
+}
+
+// Who the caller is; the login screen when the daemon wants a token.
+async function start() {
+  try {
+    const me = await api.get('/v1/whoami');
+    ctx.role = me.role;
+    ctx.name = me.name;
+    ctx.canWrite = me.role === 'write' || me.role === 'admin';
+    ctx.tokens = me.name !== null;
+  } catch (e) {
+    if (e.status === 401) {
+      showLogin(api.token() ? 'That token is not accepted by this server. Sign in again.' : '');
+    } else {
+      replace(main, h('h1', {}, 'chime'), errorBox(e));
+    }
+    return false;
+  }
+  signedIn = true;
+  showWho();
+  if (!location.hash) history.replaceState(null, '', '#/jobs');
+  await route();
+  return true;
+}
+
+api.onUnauthorized(() => {
+  if (signedIn) showLogin('The server no longer accepts the token. Sign in again.');
+});
+window.addEventListener('hashchange', () => {
+  route();
+  main.focus({preventScroll: true});
+});
+start();
