@@ -1,5 +1,6 @@
 #include "cli/serve_command.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -92,7 +93,20 @@ void Reconfigure(const ServeFlags& flags, const config::DaemonConfig& running,
   }
 }
 
+// glibc raises its mmap threshold each time a large block is freed, so that
+// later large blocks (a bulk load's batches and vectors) come from the heap,
+// where the small long-lived records allocated among them (a job's record,
+// its schedule, its packed spec) keep the pages after they are freed: ~30%
+// of a daemon's memory after loading 100,000 jobs was such holes
+// (bench/RESULTS.md, "Memory per idle job"). A fixed threshold (which turns
+// the raising off) gives blocks of 128 KiB and more their own mapping,
+// returned whole when freed.
+void SetAllocatorForALongRunningProcess() {
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+}
+
 int Serve(const ServeFlags& flags, const Io& io) {
+  SetAllocatorForALongRunningProcess();
   absl::StatusOr<config::DaemonConfig> c = Resolve(flags);
   if (!c.ok()) {
     io.err << "chime serve: " << c.status().message() << "\n";

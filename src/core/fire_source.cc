@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -20,15 +20,23 @@ namespace {
 // Jobs with the same trigger share one parsed Schedule (thousands of jobs on
 // "0 * * * *" hold one copy, and parse it once). Keyed by everything the parse
 // depends on; `H` fields depend on the job's identity, so such expressions are
-// keyed by it too. Entries whose schedule no job uses any more are swept out
-// as the cache grows.
+// keyed by it too.
 //
-// The key is kept as a 128-bit fingerprint of that text, not the text: where
-// most expressions are distinct (spread-out schedules), the text would cost
-// more than the entry's schedule pointer. Two 64-bit fingerprints, one of
-// them seeded per process (absl::Hash), make a collision -- which would give
-// a job another job's schedule -- negligible (about 2^-128 per pair of
-// distinct keys) and impossible to aim for from outside.
+// Bounded and direct-mapped: kSlots entries (256 KiB), each slot holding the
+// last schedule put there. Where most expressions are distinct (spread-out
+// schedules: one per job), an entry per expression would cost ~40 bytes a
+// job and share nothing; where a few expressions serve many jobs, each of
+// them sits in its slot and is shared. A collision only costs another copy
+// of a schedule: a common expression whose slot a rare one took is parsed
+// again once, and that copy is shared from then on. An entry does not keep its
+// schedule alive (weak), though a dead schedule's memory stays until its slot
+// is reused (make_shared: one allocation), at most kSlots of them.
+//
+// The key is kept as a 128-bit fingerprint of that text, not the text. Two
+// 64-bit fingerprints, one of them seeded per process (absl::Hash), make a
+// false match -- which would give a job another job's schedule --
+// negligible (about 2^-128 per pair of distinct keys) and impossible to aim
+// for from outside.
 class ScheduleCache {
  public:
   using Fingerprint = std::pair<uint64_t, uint64_t>;
@@ -47,26 +55,28 @@ class ScheduleCache {
 
   std::shared_ptr<const cron::Schedule> Find(const Fingerprint& key) {
     absl::MutexLock lock(&mu_);
-    auto it = entries_.find(key);
-    return it == entries_.end() ? nullptr : it->second.lock();
+    const Entry& e = slots_[SlotOf(key)];
+    return e.key == key ? e.schedule.lock() : nullptr;
   }
 
   void Put(const Fingerprint& key,
            const std::shared_ptr<const cron::Schedule>& s) {
     absl::MutexLock lock(&mu_);
-    entries_[key] = s;
-    if (entries_.size() >= sweep_at_) {
-      absl::erase_if(entries_,
-                     [](const auto& e) { return e.second.expired(); });
-      sweep_at_ = std::max<size_t>(1024, 2 * entries_.size());
-    }
+    slots_[SlotOf(key)] = Entry{key, s};
   }
 
  private:
+  static constexpr size_t kSlots = 8192;
+  struct Entry {
+    Fingerprint key{0, 0};
+    std::weak_ptr<const cron::Schedule> schedule;
+  };
+  static size_t SlotOf(const Fingerprint& key) {
+    return static_cast<size_t>(key.first) & (kSlots - 1);
+  }
+
   absl::Mutex mu_;
-  absl::flat_hash_map<Fingerprint, std::weak_ptr<const cron::Schedule>> entries_
-      ABSL_GUARDED_BY(mu_);
-  size_t sweep_at_ ABSL_GUARDED_BY(mu_) = 1024;
+  std::vector<Entry> slots_ ABSL_GUARDED_BY(mu_) = std::vector<Entry>(kSlots);
 };
 
 std::string CacheKey(const Trigger& t, absl::string_view hash_key) {

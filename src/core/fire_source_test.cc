@@ -2,6 +2,11 @@
 // schedules between jobs with the same trigger.
 #include "src/core/fire_source.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "testing/job_specs.h"
@@ -24,6 +29,29 @@ TEST(FireSource, JobsWithTheSameTriggerShareOneSchedule) {
   EXPECT_NE(a->schedule(), c->schedule());
   const absl::Time t = absl::FromUnixSeconds(1'790'000'000);
   EXPECT_EQ(a->Next(t), b->Next(t));
+}
+
+// The cache is bounded: 20,000 distinct expressions pass through it while
+// 1,000 jobs on one common expression are added among them; the common one is
+// parsed again only when a distinct one took its slot, so its jobs share a
+// few copies, not one each.
+TEST(FireSource, ACommonScheduleStaysSharedAmongManyDistinctOnes) {
+  std::vector<FireSource> kept;
+  absl::flat_hash_set<const cron::Schedule*> common;
+  for (int i = 0; i < 20'000; ++i) {
+    const std::string expr = absl::StrCat(i % 60, " ", (i / 60) % 60, " ",
+                                          (i / 3600) % 24, " 1 * ", i % 7);
+    auto distinct = FireSource::Create(CronJob("d", expr));
+    ASSERT_TRUE(distinct.ok()) << expr;
+    kept.push_back(*std::move(distinct));
+    if (i % 20 == 0) {
+      auto c = FireSource::Create(CronJob("c", "*/7 * * * *"));
+      ASSERT_TRUE(c.ok());
+      common.insert(c->schedule());
+      kept.push_back(*std::move(c));
+    }
+  }
+  EXPECT_LE(common.size(), 20u);
 }
 
 TEST(FireSource, HashedFieldsAreNotSharedBetweenJobs) {

@@ -120,8 +120,7 @@ absl::Status SchedulerImpl::Add(const JobSpec& spec,
   // the scheduler thread only applies the job, after every earlier command.
   absl::StatusOr<core::FireSource> source = core::FireSource::Validate(spec);
   if (!source.ok()) return source.status();
-  PendingAdd add{spec,
-                 core::PackedSpec::Pack(spec),
+  PendingAdd add{core::PackedSpec::Pack(spec),
                  *std::move(source),
                  std::move(fn),
                  clock_.Now(),
@@ -155,15 +154,16 @@ void SchedulerImpl::ApplyAdds(std::vector<PendingAdd>& adds, core::Now now) {
 }
 
 void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
-  const JobKey& key = add.spec.key;
+  const JobSpec spec = add.packed.Unpack();
+  const JobKey& key = spec.key;
   // A job the store had before this scheduler started continues from there.
   std::optional<core::Resume> resume;
   if (auto stored = stored_jobs_.extract(key); !stored.empty())
-    resume = ResumeFor(stored.mapped(), add.spec);
+    resume = ResumeFor(stored.mapped(), spec);
   // The store learns of the job (and its JobId) before any of its fires.
   core::Output& out = Scratch();
   absl::Status s = plan_.UpsertJob(
-      add.spec, std::move(add.source), now, &out, add.requested,
+      spec, std::move(add.source), now, &out, add.requested,
       resume.has_value() ? &*resume : nullptr, std::move(add.packed));
   if (!s.ok()) Die(absl::StrCat("a validated job was refused: ", s.ToString()));
   // A stored job of another generation than the Plan's is written, for the
@@ -191,7 +191,7 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   // Runs an earlier scheduler left lost start again if the job is
   // at-least-once; at-most-once ones stay lost (reported at start).
   if (auto lost = lost_runs_.extract(key);
-      !lost.empty() && add.spec.delivery == Delivery::kAtLeastOnce) {
+      !lost.empty() && spec.delivery == Delivery::kAtLeastOnce) {
     recover(lost.mapped(), &core::Plan::ResumeLostRun);
   }
 }

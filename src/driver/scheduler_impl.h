@@ -119,9 +119,12 @@ class SchedulerImpl final : public Scheduler {
                    JobId stored_id, int64_t stored_generation);
   // A job added by AddJob, validated and parsed on the caller's thread, waiting
   // for the scheduler thread.
+  // Keeps the spec packed (and unpacks it to apply it): a burst of adds (a
+  // daemon loading its job files) would otherwise hold a ~1 KB JobSpec per
+  // job, interleaved on the heap with the parsed schedules that stay, and
+  // the holes they leave cannot be given back.
   struct PendingAdd {
-    JobSpec spec;
-    core::PackedSpec packed;  // of spec
+    core::PackedSpec packed;
     core::FireSource source;
     std::shared_ptr<const JobFunction> fn;
     absl::Time requested;  // wall time of the AddJob call
