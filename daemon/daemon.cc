@@ -261,11 +261,17 @@ absl::Status Daemon::StartAll() {
   }
 
   ready_ = true;
+  // An IPv6 address is bracketed, as in a URL and in `listen` ("[::1]:8712").
+  const std::string host_port = absl::StrCat(
+      host.find(':') != std::string::npos ? "[" : "", host,
+      host.find(':') != std::string::npos ? "]" : "", ":", http_->port());
   log_.Info(
       "chime serving",
-      {{"listen", absl::StrCat(host, ":", http_->port())},
+      {{"listen", host_port},
+       {"ui", absl::StrCat(config_.tls_cert.empty() ? "http" : "https", "://",
+                           host_port, "/")},
        {"metrics", absl::StrCat(config_.tls_cert.empty() ? "http" : "https",
-                                "://", host, ":", http_->port(), "/metrics")},
+                                "://", host_port, "/metrics")},
        {"jobs_dir", config_.jobs_dir},
        {"data_dir", config_.data_dir}});
   return absl::OkStatus();

@@ -415,8 +415,14 @@ TEST_F(SchedulerTest, StatsCountJobsFiresRunsAndStoreWrites) {
   SchedulerOptions options;
   options.on_store_write = [&](const StoreWrite& w) {
     absl::MutexLock lock(&mu);
-    EXPECT_TRUE(w.status.ok()) << w.status;
     EXPECT_GE(w.latency, absl::ZeroDuration());
+    // The simulated clock jumps a minute at a time: a write in flight across
+    // a jump passes its deadline, is reported so, and is sent again (and
+    // counted when it succeeds).
+    if (!w.status.ok()) {
+      EXPECT_TRUE(absl::IsDeadlineExceeded(w.status)) << w.status;
+      return;
+    }
     written[std::string(w.op)] += w.items;
   };
   Create(std::move(options));

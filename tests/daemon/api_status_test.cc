@@ -1,5 +1,9 @@
 // GET /v1/status and GET /v1/namespaces (src/api/status_routes.cc) on the
 // real daemon, and `chime status` / `chime namespace list` against it.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <functional>
 #include <sstream>
 #include <string>
@@ -252,6 +256,34 @@ TEST_F(ApiStatusTest, ChimeNamespaceListIsATable) {
   ASSERT_EQ(json.status, 0) << json.err;
   EXPECT_EQ(Json::parse(json.out)["namespaces"].size(), 3u);
   EXPECT_EQ(Chime({"namespace"}).status, 2);  // a subcommand is required
+}
+
+// On IPv6 loopback: the "chime serving" line names the address as a URL
+// needs it (bracketed), and the CLI reaches the daemon there.
+TEST(DaemonOnIpv6, ServesAndLogsABracketedAddress) {
+  {
+    const int s = socket(AF_INET6, SOCK_STREAM, 0);
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_loopback;
+    const bool v6 =
+        s >= 0 && bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    if (s >= 0) close(s);
+    if (!v6) GTEST_SKIP() << "this machine has no IPv6 loopback";
+  }
+  TempDir dir;
+  auto d = DaemonProcess::StartIn(dir, {"--listen", "[::1]:0"});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const nlohmann::json serving = (*d)->WaitForMsg("chime serving");
+  const std::string url = absl::StrCat("http://[::1]:", (*d)->port());
+  EXPECT_EQ(serving["listen"], absl::StrCat("[::1]:", (*d)->port()));
+  EXPECT_EQ(serving["ui"], url + "/");
+  EXPECT_EQ(serving["metrics"], url + "/metrics");
+  const CliResult r =
+      RunChime({"status", "--server", url}, {cli::AddStatusCommand});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(absl::StrCat(" at ", url, ", up ")));
+  EXPECT_EQ((*d)->Terminate(), 0);
 }
 
 TEST(HumanFormats, DurationsAndSizes) {

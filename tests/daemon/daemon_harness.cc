@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -208,9 +209,14 @@ absl::StatusOr<std::unique_ptr<DaemonProcess>> DaemonProcess::Start(
     log_file = absl::StrCat(options.data_dir, ".daemon-", ++counter, ".log");
   }
   std::vector<std::string> args = {
-      CHIME_BINARY,   "serve",          "--data-dir",  options.data_dir,
-      "--jobs-dir",   options.jobs_dir, "--listen",    "127.0.0.1:0",
-      "--log-format", "json",           "--log-level", "debug"};
+      CHIME_BINARY,  "serve",          "--data-dir",   options.data_dir,
+      "--jobs-dir",  options.jobs_dir, "--log-format", "json",
+      "--log-level", "debug"};
+  // Any free port on 127.0.0.1, unless the test listens elsewhere.
+  if (std::find(options.args.begin(), options.args.end(), "--listen") ==
+      options.args.end()) {
+    args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+  }
   args.insert(args.end(), options.args.begin(), options.args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

@@ -71,7 +71,8 @@ class DaemonProcess {
   struct Options {
     std::string data_dir;
     std::string jobs_dir;
-    std::vector<std::string> args;           // more flags for `chime serve`
+    // More flags for `chime serve`; a --listen replaces 127.0.0.1:0.
+    std::vector<std::string> args;
     std::map<std::string, std::string> env;  // added to the test's
     std::string log_file;  // "" = <data_dir>/../daemon-<n>.log
     // false: Start returns once the process is spawned, without waiting for
