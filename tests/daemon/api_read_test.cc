@@ -65,13 +65,7 @@ class ApiReadTest : public ::testing::Test {
   }
 
   nlohmann::json GetJson(const std::string& path, long want_status = 200) {
-    absl::StatusOr<HttpResult> r = daemon_->Get(path);
-    EXPECT_TRUE(r.ok()) << r.status();
-    if (!r.ok()) return nullptr;
-    EXPECT_EQ(r->status, want_status) << path << ": " << r->body;
-    nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << r->body;
-    return j;
+    return daemon_->GetJson(path, want_status);
   }
   std::vector<std::string> Names(const std::string& path) {
     std::vector<std::string> names;

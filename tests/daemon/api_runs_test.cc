@@ -50,13 +50,7 @@ std::string RunPath(const std::string& job, int64_t id) {
 class ApiRunsBase : public ::testing::Test {
  protected:
   nlohmann::json GetJson(const std::string& path, long want_status = 200) {
-    absl::StatusOr<HttpResult> r = daemon_->Get(path);
-    EXPECT_TRUE(r.ok()) << r.status();
-    if (!r.ok()) return nullptr;
-    EXPECT_EQ(r->status, want_status) << path << ": " << r->body;
-    nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << r->body;
-    return j;
+    return daemon_->GetJson(path, want_status);
   }
   // Every run of a listing as (id, job name), following next_cursor from
   // `path` (which has a query) until it is null; *pages counts the pages

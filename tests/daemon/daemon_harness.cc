@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "gtest/gtest.h"
 
 extern char** environ;
 
@@ -277,6 +278,17 @@ absl::StatusOr<std::unique_ptr<DaemonProcess>> DaemonProcess::Start(
 }
 
 DaemonProcess::~DaemonProcess() { Kill(); }
+
+nlohmann::json DaemonProcess::GetJson(const std::string& path,
+                                      long want_status) const {
+  absl::StatusOr<HttpResult> r = Get(path);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return nullptr;
+  EXPECT_EQ(r->status, want_status) << path << ": " << r->body;
+  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r->body;
+  return j;
+}
 
 std::vector<nlohmann::json> DaemonProcess::Logs() const {
   std::vector<nlohmann::json> out;

@@ -98,6 +98,9 @@ class DaemonProcess {
   absl::StatusOr<HttpResult> Get(const std::string& path) const {
     return HttpGet(port_, path);
   }
+  // GET `path`, expecting `want_status` and a JSON body (a test failure
+  // otherwise, naming the path and the body); the body, or null.
+  nlohmann::json GetJson(const std::string& path, long want_status = 200) const;
 
   // The log records so far (the daemon's stderr, one JSON object a line).
   std::vector<nlohmann::json> Logs() const;
