@@ -37,7 +37,17 @@ enum class MissReason : uint8_t {
   kJobRemoved,  // buffered or pending when the job was removed or its schedule
                 // changed
   kFenced,  // this scheduler lost ownership before the fire could be claimed
+  // (Values are stored as numbers: new reasons go at the end.)
+  // Claimed, but not started within the job's misfire threshold (policy skip)
+  // because no execution slot was free: the global limit on concurrent runs
+  // or its namespace's quota held it back. Its run ends cancelled.
+  kQuota,
+  // The first fire after the job's end date: the job has ended. One record,
+  // when that fire would have been due; later fires are not recorded.
+  kEnded,
 };
+// The last reason, for readers of stored values.
+inline constexpr MissReason kLastMissReason = MissReason::kEnded;
 
 inline absl::string_view RunStateName(RunState s) {
   switch (s) {
@@ -90,6 +100,10 @@ inline absl::string_view MissReasonName(MissReason r) {
       return "job_removed";
     case MissReason::kFenced:
       return "fenced";
+    case MissReason::kQuota:
+      return "quota";
+    case MissReason::kEnded:
+      return "ended";
   }
   return "unknown";
 }

@@ -310,7 +310,7 @@ http::Response ListMissed(Store& store, const JobRecord& job,
   if (cursor->has_value()) {
     absl::StatusOr<std::vector<int64_t>> n = CursorNumbers(**cursor, 3);
     RETURN_PROBLEM_IF_ERROR(n.status());
-    if ((*n)[1] < 0 || (*n)[1] > static_cast<int64_t>(MissReason::kFenced)) {
+    if ((*n)[1] < 0 || (*n)[1] > static_cast<int64_t>(kLastMissReason)) {
       return Problem(400, absl::StrCat("cursor: \"", **cursor,
                                        "\" is not a cursor this server gave"));
     }

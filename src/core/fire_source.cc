@@ -157,6 +157,13 @@ absl::Time FireSource::Next(absl::Time after) const {
   return t > b.end ? absl::InfiniteFuture() : t;
 }
 
+absl::Time FireSource::FirstAfterEnd() const {
+  const Bounds& b = bounds();
+  if (b.end == absl::InfiniteFuture()) return absl::InfiniteFuture();
+  if (schedule_ == nullptr) return b.at > b.end ? b.at : absl::InfiniteFuture();
+  return schedule_->Next(b.end);
+}
+
 absl::Time FireSource::Prev(absl::Time before) const {
   const Bounds& b = bounds();
   absl::Time t;

@@ -33,6 +33,11 @@ class FireSource {
   absl::Time Next(absl::Time after) const;
   // Last fire time strictly before `before`, or absl::InfinitePast().
   absl::Time Prev(absl::Time before) const;
+  // The first time the trigger would fire after the end date, had the job no
+  // end: when the job is seen to have ended (MissReason::kEnded).
+  // absl::InfiniteFuture() if the job has no end date or its trigger has no
+  // fire after it.
+  absl::Time FirstAfterEnd() const;
 
   // The parsed schedule, or nullptr for a one-shot trigger.
   const cron::Schedule* schedule() const { return schedule_.get(); }

@@ -16,6 +16,36 @@ namespace {
 
 using ::chime::testing::CronJob;
 
+// The end date is inclusive; the first fire past it is when the job is seen
+// to have ended.
+TEST(FireSource, FirstAfterEndIsTheTriggersFirstFirePastTheEndDate) {
+  JobSpec hourly = CronJob("h", "0 * * * *");
+  auto open = FireSource::Create(hourly);
+  ASSERT_TRUE(open.ok());
+  EXPECT_EQ(open->FirstAfterEnd(), absl::InfiniteFuture());
+
+  const absl::Time five = absl::FromUnixSeconds(1'767'243'600);  // 05:00 UTC
+  hourly.end = five;
+  auto ending = FireSource::Create(hourly);
+  ASSERT_TRUE(ending.ok());
+  EXPECT_EQ(ending->Next(five - absl::Seconds(1)), five);
+  EXPECT_EQ(ending->Next(five), absl::InfiniteFuture());
+  EXPECT_EQ(ending->FirstAfterEnd(), five + absl::Hours(1));
+
+  JobSpec once = CronJob("o", "0 * * * *");
+  once.trigger.kind = Trigger::Kind::kAt;
+  once.trigger.at = five + absl::Minutes(1);
+  once.end = five;
+  auto late = FireSource::Create(once);
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->Next(absl::InfinitePast()), absl::InfiniteFuture());
+  EXPECT_EQ(late->FirstAfterEnd(), five + absl::Minutes(1));
+  once.trigger.at = five;
+  auto in_time = FireSource::Create(once);
+  ASSERT_TRUE(in_time.ok());
+  EXPECT_EQ(in_time->FirstAfterEnd(), absl::InfiniteFuture());
+}
+
 TEST(FireSource, JobsWithTheSameTriggerShareOneSchedule) {
   auto a = FireSource::Create(CronJob("a", "*/5 * * * *"));
   auto b = FireSource::Create(CronJob("b", "*/5 * * * *"));

@@ -118,10 +118,12 @@ void Plan::DetectClockStep(Now now, Output* out) {
   }
   // Runs waiting for their start time (jitter, lookahead) wait for the same
   // wall time on the new timeline; staged ones are taken back first. In run
-  // order, so that the actions are deterministic.
+  // order, so that the actions are deterministic. (A run in the ready queue
+  // keeps its start deadline: OnStartDeadline judges lateness by wall time.)
   std::vector<RunId> waiting;
   for (const auto& [id, run] : runs_) {
-    if (run->staged || (run->state == RunState::kPending && run->timer_armed))
+    if (run->staged || (run->state == RunState::kPending && run->timer_armed &&
+                        !run->in_queue))
       waiting.push_back(id);
   }
   std::sort(waiting.begin(), waiting.end());
@@ -140,9 +142,18 @@ void Plan::ArmJob(Job& job, Now now) {
   if (job.timer_armed) wheel_.Cancel(job.timer);
   job.timer_armed = false;
   job.next_fire = job.source.Next(job.watermark);
-  if (job.paused || job.removed || job.next_fire == absl::InfiniteFuture())
-    return;
-  const MonoTime at = now.mono + (job.next_fire - now.wall) - Lookahead(job);
+  if (job.paused || job.removed) return;
+  MonoTime at;
+  if (job.next_fire != absl::InfiniteFuture()) {
+    at = now.mono + (job.next_fire - now.wall) - Lookahead(job);
+  } else {
+    // No fire left: if the end date cut the schedule, wake when the first
+    // fire past it would have been due, to record that the job ended
+    // (FireJob). The watermark then passes it: recorded once.
+    const absl::Time ended = job.source.FirstAfterEnd();
+    if (ended == absl::InfiniteFuture() || ended <= job.watermark) return;
+    at = now.mono + (ended - now.wall);
+  }
   job.timer = SetTimer(TimerKind::kJob, job.slot, at);
   job.timer_armed = true;
 }
@@ -292,6 +303,9 @@ void Plan::OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out) {
         out->actions.push_back(
             CancelAttemptAction{run.id, run.attempt, /*force=*/true});
       }
+      break;
+    case TimerKind::kStartDeadline:
+      OnStartDeadline(run, now, persist, out);
       break;
     default:
       break;

@@ -465,6 +465,8 @@ class Plan {
     kTimeout = 3,  // index = run: the attempt ran too long: cancel gracefully
     kKill = 4,     // index = run: the grace period ended: cancel by force
     kPersist = 5,  // re-send failed persist batches
+    // index = run: a run waiting for a slot reaches its misfire threshold
+    kStartDeadline = 6,
   };
 
   absl::StatusOr<Job*> FindJob(const JobKey& key);
@@ -507,10 +509,18 @@ class Plan {
   void ArmRunTimer(Run& run, TimerKind kind, MonoTime at);
   void DisarmRunTimer(Run& run);
   void EnqueueReady(Run& run, Now now);
+  MonoTime DeadlineOf(const Run& run, const Job& job) const;
+  // kStartDeadline: a run still waiting for a slot past its job's misfire
+  // threshold is recorded missed (kQuota) and cancelled.
+  void OnStartDeadline(Run& run, Now now, PersistAction* persist, Output* out);
   void AddMissed(Job& job, const MissedRange& range, PersistAction* persist);
-  // Records the job's fires in (watermark, now] as missed (kPaused) and moves
-  // the watermark.
+  // Records the job's fires in (watermark, now] as missed (kPaused), and its
+  // end (RecordEnded), and moves the watermark.
   void RecordPausedMisses(Job& job, Now now, PersistAction* persist);
+  // If the job's end date cut its schedule and the first fire past it is due
+  // by now and not yet decided: records it as not run (kEnded) and moves the
+  // watermark to it, so that it is recorded once.
+  void RecordEnded(Job& job, Now now, PersistAction* persist);
   void Transition(Run& run, RunState to, int attempt, std::string detail,
                   Output* out);
   void StartReady(Now now, Output* out);

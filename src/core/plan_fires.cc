@@ -45,7 +45,19 @@ void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
     for (absl::Time scheduled : due.run)
       DecideFire(job, scheduled, now, persist, out);
   }
+  RecordEnded(job, now, persist);
   ArmJob(job, now);
+}
+
+void Plan::RecordEnded(Job& job, Now now, PersistAction* persist) {
+  if (job.source.Next(job.watermark) != absl::InfiniteFuture()) return;
+  const absl::Time ended = job.source.FirstAfterEnd();
+  if (ended > now.wall || ended <= job.watermark) return;
+  AddMissed(job, MissedRange{ended, ended, 1, false, MissReason::kEnded},
+            persist);
+  job.watermark = ended;
+  persist->watermarks.push_back(
+      {job.key, job.generation, job.watermark, job.slot});
 }
 
 void Plan::AddMissed(Job& job, const MissedRange& range,

@@ -235,6 +235,8 @@ void Plan::RecordPausedMisses(Job& job, Now now, PersistAction* persist) {
     persist->watermarks.push_back(
         {job.key, job.generation, job.watermark, job.slot});
   }
+  // The end date passed while paused: that is recorded too.
+  RecordEnded(job, now, persist);
 }
 
 absl::StatusOr<RunId> Plan::TriggerJob(const JobKey& key, Now now,

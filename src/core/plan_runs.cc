@@ -198,6 +198,51 @@ void Plan::EnqueueReady(Run& run, Now now) {
   ready_.Push(ReadyRun{run.id, job.key.name_space, job.policy->priority,
                        run.fire.scheduled_time});
   run.in_queue = true;
+  // A fire whose job says "skip" rather than run late must not wait for a
+  // slot past its misfire threshold either. (Manual fires, retries and
+  // resumed runs wait as long as it takes.)
+  if (ready_.MayHoldBack() && run.attempt == 0 && !run.fire.manual &&
+      run.state == RunState::kPending &&
+      job.policy->misfire.action == MisfireAction::kSkip &&
+      job.policy->misfire.threshold != absl::InfiniteDuration()) {
+    ArmRunTimer(run, TimerKind::kStartDeadline, DeadlineOf(run, job));
+  }
+}
+
+MonoTime Plan::DeadlineOf(const Run& run, const Job& job) const {
+  // The first instant at which it is late beyond the threshold, on the
+  // monotonic clock.
+  const absl::Time late = run.fire.scheduled_time +
+                          job.policy->misfire.threshold + absl::Milliseconds(1);
+  return MonoTime::FromSinceOrigin(late - absl::UnixEpoch() - timeline_);
+}
+
+void Plan::OnStartDeadline(Run& run, Now now, PersistAction* persist,
+                           Output* out) {
+  if (run.state != RunState::kPending || !run.in_queue) return;
+  Job& job = *job_slots_[run.job_slot];
+  // (The job's policy may have changed since the deadline was set.)
+  const absl::Duration threshold = job.policy->misfire.threshold;
+  if (job.policy->misfire.action != MisfireAction::kSkip ||
+      threshold == absl::InfiniteDuration())
+    return;
+  if (now.wall - run.fire.scheduled_time <= threshold) {
+    // The wall clock was stepped back meanwhile: not late yet.
+    ArmRunTimer(
+        run, TimerKind::kStartDeadline,
+        std::max(DeadlineOf(run, job), now.mono + absl::Milliseconds(1)));
+    return;
+  }
+  const absl::Time t = run.fire.scheduled_time;
+  counters_.fires_missed[MissReason::kQuota] += 1;
+  persist->missed.push_back({job.key, run.fire.generation,
+                             MissedRange{t, t, 1, false, MissReason::kQuota},
+                             job.slot});
+  FinishRun(run, RunState::kCancelled,
+            absl::StrCat("not started within the misfire threshold (",
+                         absl::FormatDuration(threshold), "): ",
+                         ready_.WhyWaiting(job.key.name_space, now.mono)),
+            now, out);
 }
 
 Plan::Job* Plan::DropRun(Run& run) {
@@ -253,6 +298,7 @@ void Plan::StartReady(Now now, Output* out) {
   while (std::optional<ReadyRun> ready = ready_.PopStartable(now.mono)) {
     Run& run = *runs_.at(ready->run_id);
     run.in_queue = false;
+    DisarmRunTimer(run);  // a start deadline (kStartDeadline)
     ++run.attempt;
     run.timed_out = false;
     if (run.not_before > now.mono) {

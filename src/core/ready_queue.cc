@@ -62,6 +62,10 @@ absl::Status ReadyQueue::ConfigureNamespace(absl::string_view ns,
         absl::StrCat("namespace \"", ns, "\": ", s.message()));
   }
   Namespace& n = namespaces_[Intern(ns)];
+  const auto has_quota = [](const NamespaceConfig& c) {
+    return c.max_concurrent > 0 || c.max_starts_per_minute > 0;
+  };
+  quota_namespaces_ += int{has_quota(config)} - int{has_quota(n.config)};
   n.config = config;
   // A turn in progress keeps going, but never beyond one turn of the new
   // weight.
@@ -169,6 +173,23 @@ ReadyQueue::Entry ReadyQueue::PopBest(Namespace& ns) {
 
 bool ReadyQueue::GlobalLimitReached() const {
   return global_limit_ > 0 && running_ >= global_limit_;
+}
+
+std::string ReadyQueue::WhyWaiting(absl::string_view name, MonoTime now) const {
+  if (GlobalLimitReached()) {
+    return absl::StrCat("all ", global_limit_,
+                        " execution slots were taken (the global limit)");
+  }
+  const Namespace* ns = Find(name);
+  if (ns != nullptr && AtConcurrencyQuota(*ns)) {
+    return absl::StrCat("namespace \"", name, "\" was at its quota of ",
+                        ns->config.max_concurrent, " concurrent runs");
+  }
+  if (ns != nullptr && RateEligibleAt(*ns, now) > now) {
+    return absl::StrCat("namespace \"", name, "\" was at its quota of ",
+                        ns->config.max_starts_per_minute, " starts per minute");
+  }
+  return "other runs came first";
 }
 
 bool ReadyQueue::AtConcurrencyQuota(const Namespace& ns) {

@@ -143,6 +143,17 @@ class ReadyQueue {
   // (and changes nothing) if `limit` is negative.
   absl::Status SetGlobalLimit(int limit);
   int global_limit() const { return global_limit_; }
+  // Whether anything can hold a pushed run back: a global limit or a
+  // namespace quota is set. (Weights alone only order the starts.)
+  bool MayHoldBack() const {
+    return global_limit_ > 0 || quota_namespaces_ > 0;
+  }
+  // What holds the pending runs of `ns` back at `now`, in words, for the
+  // record of a run that waited too long: "all 4 execution slots were taken
+  // (the global limit)", "namespace \"batch\" was at its quota of 2
+  // concurrent runs", "... of 10 starts per minute", or, when none of these
+  // holds, "other runs came first".
+  std::string WhyWaiting(absl::string_view ns, MonoTime now) const;
 
   // Sets namespace `ns`'s weight and quotas, creating it if needed (a
   // namespace first seen in Push gets the default config). Takes effect at
@@ -268,6 +279,7 @@ class ReadyQueue {
   void DropTombstones(Namespace& ns);
 
   int global_limit_;
+  int quota_namespaces_ = 0;  // namespaces with a concurrency or rate quota
   size_t pending_ = 0;
   int running_ = 0;
   uint64_t next_seq_ = 0;

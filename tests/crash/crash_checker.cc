@@ -335,9 +335,14 @@ void CheckDecided(const History& h, CrashReport& r) {
       lower = std::min(lower, f.scheduled_time);
     }
     std::vector<const MissedRecord*> missed;
+    std::vector<const MissedRecord*> quota;
     if (auto it = h.missed.find(id); it != h.missed.end()) {
       for (const MissedRecord& m : it->second) {
         if (m.generation != g) continue;
+        if (m.reason == MissReason::kQuota) {
+          quota.push_back(&m);
+          continue;
+        }
         missed.push_back(&m);
         lower = std::min(lower, m.first);
       }
@@ -366,6 +371,21 @@ void CheckDecided(const History& h, CrashReport& r) {
       } else if (claim != claims.end() && in_missed) {
         r.claimed_and_missed.push_back(
             absl::StrCat(fire.ToString(), ": ", Nearby(h, claims, missed, t)));
+      }
+    }
+    // A quota miss is the one missed record whose fire has a claim: its run
+    // waited for a slot past the misfire threshold and was cancelled before
+    // any attempt.
+    for (const MissedRecord* m : quota) {
+      auto claim = claims.find(m->first);
+      const RunRecord* run =
+          claim == claims.end() ? nullptr : &h.runs.at(claim->second).run;
+      if (m->first != m->last || run == nullptr ||
+          run->state != RunState::kCancelled || run->attempt != 0) {
+        r.claimed_and_missed.push_back(absl::StrCat(
+            FireKey{job.spec.key, g, m->first}.ToString(),
+            ": a quota miss without its run cancelled unstarted; nearby: ",
+            Nearby(h, claims, missed, m->first)));
       }
     }
   }

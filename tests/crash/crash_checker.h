@@ -24,7 +24,9 @@
 //                          one);
 //   at_most_once_repeated  an at-most-once fire whose body began twice;
 // and, as invariants of the same history:
-//   claimed_and_missed     a fire with a claim and also inside a missed record;
+//   claimed_and_missed     a fire with a claim and also inside a missed record
+//                          (but for "quota": a claimed run that waited too
+//                          long for a slot, cancelled before any attempt);
 //   unfinished             a run left running by the clean Shutdown (which
 //                          waits for every running attempt), or one left
 //                          pending, retrying, or lost although its job is

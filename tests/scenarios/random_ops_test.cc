@@ -12,7 +12,9 @@
 //   generation, the fires
 //     recorded durably (claims and missed ranges) are distinct fire times of
 //     the schedule, and between the first and the last of them every fire of
-//     the schedule is recorded.
+//     the schedule is recorded; a fire missed for want of a slot ("quota")
+//     is one that was claimed, and a job past its end date records that
+//     once, at its trigger's first fire past the end.
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -46,6 +48,13 @@ class RandomWorld {
     driver_.set_logging(std::getenv("CHIME_RANDOM_LOG") != nullptr);
     driver_.options().seed = seed;
     driver_.options().max_concurrent_runs = Pick(0, 3);
+    // Quotas on one namespace, sometimes.
+    if (OneIn(2)) {
+      driver_.options().namespaces["ns1"] =
+          core::NamespaceConfig{.weight = Pick(1, 3),
+                                .max_concurrent = Pick(0, 2),
+                                .max_starts_per_minute = Pick(0, 2)};
+    }
     // No lookahead, a short one, or one longer than some schedules' period.
     driver_.options().lookahead =
         absl::Seconds(std::array{0, 1, 150}[Pick(0, 2)]);
@@ -57,10 +66,26 @@ class RandomWorld {
         } else {
           Record(c.fire.job, c.fire.generation, c.fire.scheduled_time,
                  c.fire.scheduled_time, 1);
+          claimed_.insert({{c.fire.job.ToString(), c.fire.generation},
+                           c.fire.scheduled_time});
         }
       }
       for (const core::PersistAction::Missed& m : p.missed) {
         EXPECT_FALSE(m.range.count_capped);
+        const std::pair<std::string, int64_t> gen{m.job.ToString(),
+                                                  m.generation};
+        if (m.range.reason == MissReason::kQuota) {
+          // The outcome of a claimed fire, not a fire of its own.
+          EXPECT_TRUE(claimed_.contains({gen, m.range.first}))
+              << "quota miss of a fire never claimed: "
+              << time::FormatUtc(m.range.first);
+          continue;
+        }
+        if (m.range.reason == MissReason::kEnded) {
+          EXPECT_TRUE(ended_.emplace(gen, m.range.first).second)
+              << "ended twice: " << gen.first << ":" << gen.second;
+          continue;
+        }
         Record(m.job, m.generation, m.range.first, m.range.last, m.range.count);
       }
     };
@@ -152,6 +177,10 @@ class RandomWorld {
     spec.key.name_space = OneIn(2) ? "default" : absl::StrCat("ns", Pick(1, 2));
     RandomTrigger(&spec);
     RandomPolicies(&spec);
+    // Sometimes an end date within the next few hours.
+    if (OneIn(4)) {
+      spec.end = driver_.now().wall + absl::Minutes(Pick(1, 360));
+    }
     return spec;
   }
 
@@ -334,6 +363,19 @@ class RandomWorld {
             << "expected the next record at " << time::FormatUtc(expect_next);
         expect_next = source->Next(last);
       }
+      // A job past its end date said so once, after its last fire, if the
+      // first fire past the end came due while the generation was in force.
+      const absl::Time past_end = source->FirstAfterEnd();
+      if (auto it = ended_.find(gen); it != ended_.end()) {
+        EXPECT_EQ(it->second, past_end);
+        EXPECT_EQ(source->Next(it->second), absl::InfiniteFuture());
+        EXPECT_EQ(expect_next, absl::InfiniteFuture())
+            << "ended before the fire at " << time::FormatUtc(expect_next);
+      } else {
+        EXPECT_TRUE(past_end > span.end || past_end <= span.start)
+            << "the end date passed at " << time::FormatUtc(past_end)
+            << " without an ended record";
+      }
       // Nothing due at the end is left without a record.
       const absl::Time last_due = source->Prev(span.end + absl::Nanoseconds(1));
       if (last_due != absl::InfinitePast() && last_due > span.start) {
@@ -349,6 +391,9 @@ class RandomWorld {
   std::map<JobKey, JobSpec> specs_;
   int next_id_ = 0;
   std::map<std::pair<std::string, int64_t>, Records> records_;
+  // Claimed scheduled fires, and the ended record of each generation.
+  std::set<std::pair<std::pair<std::string, int64_t>, absl::Time>> claimed_;
+  std::map<std::pair<std::string, int64_t>, absl::Time> ended_;
   // The spec (for its trigger) of each (job, generation).
   std::map<std::pair<std::string, int64_t>, JobSpec> triggers_;
   // When each (job, generation) began (the job's watermark then) and ended (the

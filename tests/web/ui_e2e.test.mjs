@@ -18,18 +18,11 @@
 
 import {describe, it, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {createRequire} from 'node:module';
 import {mkdirSync} from 'node:fs';
-import {join, resolve} from 'node:path';
+import {join} from 'node:path';
 import {startDaemon, apiCall, TOKENS} from './daemon.mjs';
-
-const require = createRequire(resolve(process.env.CHIME_WEB_NODE_MODULES || 'node_modules', 'resolve.js'));
-const {chromium} = require('playwright-core');
-
-const WAIT = 20000;
-const BINARY = process.env.CHIME_BINARY;
-const ARTIFACTS = process.env.CHIME_WEB_ARTIFACTS || 'web-artifacts';
-const CHROMIUM = process.env.CHIME_CHROMIUM || '/usr/bin/chromium';
+import {WAIT, BINARY, ARTIFACTS, opsJobs, until, launchBrowser, openPage, go as goTo, signIn as signInWith,
+  stepsWithShots} from './support.mjs';
 
 // 120 jobs in namespace "bulk" to page through (they never fire).
 const BULK = `jobs:\n${Array.from({length: 120}, (_, i) => `  - id: job-${String(i).padStart(3, '0')}
@@ -38,25 +31,13 @@ const BULK = `jobs:\n${Array.from({length: 120}, (_, i) => `  - id: job-${String
     http: { url: "http://127.0.0.1:1/never" }
 `).join('')}`;
 
+// `ops/busy` ends 12 s after the start: its history then shows both why
+// fires were skipped and that it ended.
+const BUSY_END = new Date(Date.now() + 12000).toISOString().replace(/\.\d+Z$/, 'Z');
+
 const JOBS = {
   'bulk.yaml': BULK,
-  'ops.yaml': `jobs:
-  - id: monthly
-    namespace: ops
-    schedule: "0 3 1 * *"
-    zone: Europe/Berlin
-    shell: { command: "echo monthly" }
-  - id: flaky
-    namespace: ops
-    schedule: "0 0 1 1 *"
-    retry: { max_attempts: 2, initial_backoff: 1s }
-    shell: { command: "echo boom; exit 7" }
-  - id: busy
-    namespace: ops
-    schedule: "@every 1s"
-    overlap: skip
-    shell: { command: "sleep 2" }
-`,
+  'ops.yaml': opsJobs({busyEnd: BUSY_END}),
 };
 
 let daemon;
@@ -67,23 +48,6 @@ const problems = [];
 // definition): the browser logs them, and they are no fault.
 const provoked400 = [];
 
-// Polls until fn() returns a truthy value (its value), or fails after
-// `limit` ms saying what it waited for.
-async function until(what, fn, limit = WAIT) {
-  const deadline = Date.now() + limit;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) assert.fail(`waited ${limit} ms for ${what}; last: ${last}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 const text = (selector) => page.locator(selector).innerText();
 
 // A screenshot of the whole page, without the notices in its corner.
@@ -92,16 +56,8 @@ async function shot(name) {
   await page.screenshot({path: join(ARTIFACTS, `${name}.png`), fullPage: true});
 }
 
-async function go(hash) {
-  await page.evaluate((h) => {
-    location.hash = h;
-  }, hash);
-}
-
-async function signIn(token) {
-  await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', {name: 'Sign in'}).click();
-}
+const go = (hash) => goTo(page, hash);
+const signIn = (token) => signInWith(page, token);
 
 async function jobsRow(search, name) {
   await go('#/jobs');
@@ -113,30 +69,15 @@ async function jobsRow(search, name) {
   return row;
 }
 
-// it(), with a screenshot of the page when it fails (failed-<n>.png).
-let failures = 0;
-function step(name, fn) {
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (e) {
-      await page.screenshot({path: join(ARTIFACTS, `failed-${++failures}.png`), fullPage: true}).catch(() => {});
-      throw e;
-    }
-  });
-}
+const step = stepsWithShots('failed', () => page);
 
 describe('web UI', {timeout: 240000}, () => {
   before(async () => {
     assert.ok(BINARY, 'CHIME_BINARY names the chime binary');
     mkdirSync(ARTIFACTS, {recursive: true});
     daemon = await startDaemon(BINARY, JOBS, join(ARTIFACTS, 'daemon.log'));
-    browser = await chromium.launch({executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true});
-    // The browser's zone differs from the jobs' (UTC, Europe/Berlin): times
-    // are shown in the user's zone.
-    page = await browser.newPage({viewport: {width: 1280, height: 900}, locale: 'en-US',
-      timezoneId: 'America/New_York'});
-    page.setDefaultTimeout(WAIT);
+    browser = await launchBrowser();
+    page = await openPage(browser);
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('console', (m) => {
       // Expected error answers: 401 (how the UI learns it needs a token) and
@@ -217,7 +158,7 @@ describe('web UI', {timeout: 240000}, () => {
 
     const row = await jobsRow('stream', 'web/stream');
     assert.match((await row.locator('td').allInnerTexts())[5], /never run/);
-    await row.getByRole('button', {name: 'Trigger web/stream now'}).click();
+    await row.getByRole('button', {name: 'Trigger now: web/stream'}).click();
     await page.locator('.notice', {hasText: 'Triggered web/stream'}).getByRole('link').click();
     await page.getByRole('heading', {name: /^Run \d+ of web\/stream$/}).waitFor();
     // The first line arrives while the command still sleeps: streamed.
@@ -245,7 +186,7 @@ describe('web UI', {timeout: 240000}, () => {
 
   step('shows a failed run with its retries, and lists it as a dead letter to retry', async () => {
     const row = await jobsRow('flaky', 'ops/flaky');
-    await row.getByRole('button', {name: 'Trigger ops/flaky now'}).click();
+    await row.getByRole('button', {name: 'Trigger now: ops/flaky'}).click();
     await page.locator('.notice', {hasText: 'Triggered ops/flaky'}).getByRole('link').click();
     await page.getByRole('heading', {name: /^Run \d+ of ops\/flaky$/}).waitFor();
     await until('the run to fail after its retry', async () => /failed/.test(await text('#run-state')), 30000);
@@ -264,7 +205,7 @@ describe('web UI', {timeout: 240000}, () => {
     const deadRow = page.locator('#dead-letters-results tr', {hasText: new RegExp(`run ${runId}(?!\\d)`)});
     await deadRow.waitFor();
     await shot('dead-letters');
-    await deadRow.getByRole('button', {name: `Retry run ${runId} of ops/flaky now`}).click();
+    await deadRow.getByRole('button', {name: `Retry now: run ${runId} of ops/flaky`}).click();
     await until('the retry notice', async () => new RegExp(`Retrying run ${runId} of ops/flaky: run \\d+`)
         .test(await text('#notices')));
   });
@@ -288,6 +229,16 @@ describe('web UI', {timeout: 240000}, () => {
     await until('a skipped fire with its reason', async () =>
       /skipped: the previous run was still going \(overlap policy\)/.test(await history.innerText()), 30000);
     await history.locator('svg.chart').waitFor();
+    // Past its end date: the first fire after it is shown with the reason.
+    // (The page reads the history again on the job's run events, which stop
+    // with the job: look again until the record is there.)
+    await until('the fire past the end date with its reason', async () => {
+      if (/not run: the job's end date had passed/.test(await history.innerText())) return true;
+      await go('#/jobs/ops/monthly');
+      await go('#/jobs/ops/busy');
+      await history.locator('svg.chart').waitFor();
+      return false;
+    }, 30000);
     await shot('job');
   });
 
@@ -423,7 +374,7 @@ describe('web UI', {timeout: 240000}, () => {
       assert.equal(await other.locator('#role').innerText(), 'admin');
       assert.equal(await other.getByLabel('API token').count(), 0);
       assert.equal(await other.getByRole('button', {name: 'Sign out'}).count(), 0);
-      await other.getByRole('button', {name: 'Trigger ops/monthly now'}).waitFor({timeout: WAIT});
+      await other.getByRole('button', {name: 'Trigger now: ops/monthly'}).waitFor({timeout: WAIT});
     } finally {
       await other.close();
       await open.stop();

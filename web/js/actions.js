@@ -25,7 +25,7 @@ export function jobActions(job, ctx, {onChange, onDeleted}) {
     }
   };
   const buttons = [
-    h('button', {type: 'button', 'aria-label': `Trigger ${job.name} now`, onclick: run('trigger', async () => {
+    h('button', {type: 'button', 'aria-label': `Trigger now: ${job.name}`, onclick: run('trigger', async () => {
       const made = await api.post(`${path}/trigger`);
       notify(h('span', {}, `Triggered ${job.name}: `,
           h('a', {href: runHref(key.ns, key.id, made.run_id)}, `run ${made.run_id}`)));

@@ -48,7 +48,7 @@ export function render(main, params, ctx) {
         run.detail,
       ];
       if (ctx.canWrite) {
-        cells.push(h('button', {type: 'button', 'aria-label': `Retry run ${run.id} of ${run.job} now`,
+        cells.push(h('button', {type: 'button', 'aria-label': `Retry now: run ${run.id} of ${run.job}`,
           onclick: async (e) => {
             e.currentTarget.disabled = true;
             try {

@@ -17,6 +17,8 @@ const REASONS = {
   replaced: 'skipped: a newer fire replaced it (overlap policy "replace")',
   job_removed: 'not run: the job was removed',
   fenced: 'not run: another scheduler took the job over',
+  quota: 'missed: no execution slot came free within the misfire threshold (concurrency limit or namespace quota)',
+  ended: 'not run: the job\'s end date had passed',
 };
 
 export function reasonText(reason) {

@@ -18,7 +18,9 @@ export function render(main, [ns, id, runId], ctx) {
   const summary = h('div', {});
   const attempts = h('section', {'aria-labelledby': 'attempts-h'});
   const live = h('p', {id: 'output-state', class: 'muted', 'aria-live': 'polite'});
-  const output = h('pre', {id: 'run-output', class: 'output', tabindex: 0, 'aria-label': 'Output'});
+  // Focusable, so that a keyboard user can scroll it; a region, so that its
+  // name is announced (a plain <pre> cannot be named).
+  const output = h('pre', {id: 'run-output', class: 'output', tabindex: 0, role: 'region', 'aria-label': 'Output'});
   replace(main,
       h('h1', {}, `Run ${runId} of `, h('a', {href: jobHref(ns, id)}, jobName)),
       summary, attempts,
@@ -69,7 +71,9 @@ export function render(main, [ns, id, runId], ctx) {
         rows.length ? table('Attempts', ['#', 'Started', 'Finished', 'Duration', 'Outcome',
           'Exit code or HTTP status', 'Error'], rows) : h('p', {class: 'muted'}, 'No attempt has started yet.'),
         run.attempts.length > 1 ? run.attempts.slice(0, -1).map((a) => h('details', {},
-            h('summary', {}, `Output of attempt ${a.number}`), h('pre', {class: 'output'}, a.output))) : null);
+            h('summary', {}, `Output of attempt ${a.number}`),
+            h('pre', {class: 'output', tabindex: 0, role: 'region', 'aria-label': `Output of attempt ${a.number}`},
+                a.output))) : null);
   }
 
   function showStored(run) {
