@@ -5,9 +5,10 @@
 // Callers: the scheduler driver (leases, claims, transitions, recovery), the
 // API (jobs, history, idempotency keys) and maintenance (retention).
 // Implementations: store::MemoryStore (the reference), store::SqliteStore (the
-// embedded default), testing::FaultInjectionStore (wraps any Store); later
-// PostgreSQL and etcd. Value types are in chime/store_types.h; docs/storage.md
-// has the semantics in prose and the SQLite schema.
+// embedded default), store::PostgresStore (shared by a cluster),
+// testing::FaultInjectionStore (wraps any Store); later etcd. Value types are
+// in chime/store_types.h; docs/storage.md has the semantics in prose and the
+// SQLite and PostgreSQL schemas.
 //
 // Results. Every method takes a deadline on the caller's monotonic clock (the
 // Clock the store was built with) and answers one of:

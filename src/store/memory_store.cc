@@ -136,19 +136,11 @@ absl::Status MemoryStore::DeleteJob(const JobKey& key,
   RETURN_IF_ERROR(CheckDeadline(clock_, deadline));
   absl::MutexLock lock(&mu_);
   auto it = job_ids_.find(key);
-  if (it == job_ids_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("job \"", JobKeyString(key), "\" does not exist"));
-  }
-  JobRecord& job = jobs_[it->second];
-  if (job.deleted) return absl::OkStatus();
-  if (expected_revision != kAnyRevision && expected_revision != job.revision) {
-    return absl::AbortedError(
-        absl::StrCat("job \"", JobKeyString(key), "\" is at revision ",
-                     job.revision, ", not the expected ", expected_revision));
-  }
-  job.deleted = true;
-  TouchJobLocked(job);
+  JobRecord* job = it == job_ids_.end() ? nullptr : &jobs_[it->second];
+  ASSIGN_OR_RETURN(bool write, PlanJobDelete(job, key, expected_revision));
+  if (!write) return absl::OkStatus();
+  job->deleted = true;
+  TouchJobLocked(*job);
   return absl::OkStatus();
 }
 
@@ -158,8 +150,7 @@ absl::StatusOr<JobRecord> MemoryStore::GetJob(const JobKey& key,
   absl::MutexLock lock(&mu_);
   auto it = job_ids_.find(key);
   if (it == job_ids_.end() || jobs_[it->second].deleted) {
-    return absl::NotFoundError(
-        absl::StrCat("job \"", JobKeyString(key), "\" does not exist"));
+    return JobNotFoundError(key);
   }
   return jobs_[it->second];
 }
@@ -212,7 +203,7 @@ absl::Status MemoryStore::ClaimFires(const Fence& fence,
   RETURN_IF_ERROR(CheckFenceLocked(fence));
   auto known = [&](JobId job) -> absl::Status {
     if (jobs_.contains(job)) return absl::OkStatus();
-    return absl::NotFoundError(absl::StrCat("job id ", job, " is unknown"));
+    return UnknownJobIdError(job);
   };
   // Check everything before writing anything: the batch is all or nothing.
   // `fresh` holds the claims to create (not re-sends), by fire and by run, so

@@ -37,8 +37,7 @@ absl::Status MemoryStore::TransitionRuns(const Fence& fence,
     const RunTransition& t = batch[i];
     auto run = runs_.find(t.run);
     if (run == runs_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("run ", t.run, " does not exist"));
+      return RunNotFoundError(t.run);
     }
     auto [s, unused] = state.try_emplace(t.run, run->second.detail.run.state);
     bool in_history = false;
@@ -113,7 +112,7 @@ absl::StatusOr<RunDetail> MemoryStore::GetRun(RunId run, MonoTime deadline) {
   absl::MutexLock lock(&mu_);
   auto it = runs_.find(run);
   if (it == runs_.end()) {
-    return absl::NotFoundError(absl::StrCat("run ", run, " does not exist"));
+    return RunNotFoundError(run);
   }
   RunDetail detail = it->second.detail;
   detail.run.job_key = KeyOf(jobs_, detail.run.fire.job);

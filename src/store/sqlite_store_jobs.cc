@@ -153,17 +153,9 @@ absl::Status SqliteStore::DeleteJob(const JobKey& key,
                                     MonoTime deadline) {
   return Write(deadline, [&](Db& db) -> absl::Status {
     ASSIGN_OR_RETURN(std::optional<JobRecord> job, FindJob(db, key));
-    if (!job) {
-      return absl::NotFoundError(
-          absl::StrCat("job \"", JobKeyString(key), "\" does not exist"));
-    }
-    if (job->deleted) return absl::OkStatus();
-    if (expected_revision != kAnyRevision &&
-        expected_revision != job->revision) {
-      return absl::AbortedError(absl::StrCat(
-          "job \"", JobKeyString(key), "\" is at revision ", job->revision,
-          ", not the expected ", expected_revision));
-    }
+    ASSIGN_OR_RETURN(bool write, PlanJobDelete(job ? &*job : nullptr, key,
+                                               expected_revision));
+    if (!write) return absl::OkStatus();
     ASSIGN_OR_RETURN(int64_t revision, NextRevision(db));
     ASSIGN_OR_RETURN(
         StmtRef stmt,
@@ -178,8 +170,7 @@ absl::StatusOr<JobRecord> SqliteStore::GetJob(const JobKey& key,
   RETURN_IF_ERROR(Read(deadline, [&](Db& db) -> absl::Status {
     ASSIGN_OR_RETURN(std::optional<JobRecord> job, FindJob(db, key));
     if (!job || job->deleted) {
-      return absl::NotFoundError(
-          absl::StrCat("job \"", JobKeyString(key), "\" does not exist"));
+      return JobNotFoundError(key);
     }
     out = *std::move(job);
     return absl::OkStatus();
@@ -258,7 +249,7 @@ absl::Status SqliteStore::ClaimFires(const Fence& fence,
                        db.Prepare("SELECT 1 FROM jobs WHERE id = ?"));
       ASSIGN_OR_RETURN(bool row, stmt->Bind(1, job).Step());
       if (!row) {
-        return absl::NotFoundError(absl::StrCat("job id ", job, " is unknown"));
+        return UnknownJobIdError(job);
       }
       known.insert(job);
       return absl::OkStatus();
@@ -308,8 +299,7 @@ absl::Status SqliteStore::ClaimFires(const Fence& fence,
                                     "watermark FROM jobs WHERE id = ?"));
         ASSIGN_OR_RETURN(bool row, stmt->Bind(1, w.job).Step());
         if (!row) {
-          return absl::NotFoundError(
-              absl::StrCat("job id ", w.job, " is unknown"));
+          return UnknownJobIdError(w.job);
         }
         generation = stmt->Int(0);
         watermark_generation = stmt->Int(1);

@@ -127,8 +127,7 @@ absl::Status SqliteStore::TransitionRuns(const Fence& fence,
                                        .Bind(4, t.attempt)
                                        .Step());
         if (!row) {
-          return absl::NotFoundError(
-              absl::StrCat("run ", t.run, " does not exist"));
+          return RunNotFoundError(t.run);
         }
         current = static_cast<RunState>(stmt->Int(0));
         in_history = stmt->Int(1) != 0;
@@ -151,8 +150,7 @@ absl::StatusOr<RunDetail> SqliteStore::GetRun(RunId run, MonoTime deadline) {
       ASSIGN_OR_RETURN(StmtRef stmt, db.Prepare(kSelectRunById));
       ASSIGN_OR_RETURN(bool row, stmt->Bind(1, Id(run)).Step());
       if (!row) {
-        return absl::NotFoundError(
-            absl::StrCat("run ", run, " does not exist"));
+        return RunNotFoundError(run);
       }
       out.run = RunFromRow(*stmt);
     }

@@ -198,6 +198,19 @@ absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
                         (ScheduleChanged(existing->spec, write.spec) ? 1 : 0)};
 }
 
+absl::StatusOr<bool> PlanJobDelete(const JobRecord* existing, const JobKey& key,
+                                   int64_t expected_revision) {
+  if (existing == nullptr) return JobNotFoundError(key);
+  if (existing->deleted) return false;
+  if (expected_revision != kAnyRevision &&
+      expected_revision != existing->revision) {
+    return absl::AbortedError(absl::StrCat(
+        "job \"", JobKeyString(key), "\" is at revision ", existing->revision,
+        ", not the expected ", expected_revision));
+  }
+  return true;
+}
+
 absl::StatusOr<bool> CheckTransition(RunState current, const RunTransition& t,
                                      bool in_history) {
   // History first: a stale re-send of running -> retrying (attempt 1) must
@@ -233,6 +246,19 @@ absl::Status TransitionConflictError(const RunTransition& t, RunState current) {
       absl::StrCat("run ", t.run, ": transition ", RunStateName(t.from), " -> ",
                    RunStateName(t.to), " (attempt ", t.attempt,
                    "), but the run is ", RunStateName(current)));
+}
+
+absl::Status JobNotFoundError(const JobKey& key) {
+  return absl::NotFoundError(
+      absl::StrCat("job \"", JobKeyString(key), "\" does not exist"));
+}
+
+absl::Status UnknownJobIdError(JobId job) {
+  return absl::NotFoundError(absl::StrCat("job id ", job, " is unknown"));
+}
+
+absl::Status RunNotFoundError(RunId run) {
+  return absl::NotFoundError(absl::StrCat("run ", run, " does not exist"));
 }
 
 }  // namespace chime::store

@@ -70,6 +70,13 @@ struct JobPutPlan {
 absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
                                       const JobWrite& write);
 
+// What a delete does to the job it names (`existing` null if the key was
+// never stored): true = write the tombstone; false = already deleted (a
+// re-send: OK, nothing to write). NotFound for a key never stored; Aborted if
+// a live job's revision is not `expected_revision` (unless kAnyRevision).
+absl::StatusOr<bool> PlanJobDelete(const JobRecord* existing, const JobKey& key,
+                                   int64_t expected_revision);
+
 // The watermark rule (WatermarkAdvance): InvalidArgument, naming item
 // watermarks[index], the job and both generations, if `advance` is for a
 // generation above the job's current `job_generation`.
@@ -96,6 +103,9 @@ absl::Status ClaimConflictError(const FireRef& fire, RunId claimed_by,
 absl::Status RunIdReusedError(RunId run, const FireRef& claimed,
                               const FireRef& asked);
 absl::Status TransitionConflictError(const RunTransition& t, RunState current);
+absl::Status JobNotFoundError(const JobKey& key);
+absl::Status UnknownJobIdError(JobId job);
+absl::Status RunNotFoundError(RunId run);
 
 }  // namespace chime::store
 

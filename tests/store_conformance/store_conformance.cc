@@ -8,10 +8,29 @@
 #include "src/store/sqlite_store.h"
 #include "testing/fault_injection_store.h"
 #include "testing/status_matchers.h"
+#ifdef CHIME_WITH_POSTGRES
+#include "src/store/postgres_store.h"
+#include "testing/postgres_server.h"
+#endif
 
 namespace chime::conformance {
 
 using ::chime::testing::IsOk;
+
+#ifdef CHIME_WITH_POSTGRES
+absl::StatusOr<std::string> FreshPostgresDatabase() {
+  // Started once, by the first test that needs it, on the main thread (gtest
+  // runs tests there), and stopped by the static's destructor at exit.
+  static absl::StatusOr<std::unique_ptr<testing::PostgresServer>>* server =
+      new absl::StatusOr<std::unique_ptr<testing::PostgresServer>>(
+          testing::PostgresServer::Start());
+  static struct StopAtExit {
+    ~StopAtExit() { delete server; }
+  } stop_at_exit;
+  if (!server->ok()) return server->status();
+  return (**server)->CreateDatabase();
+}
+#endif
 
 std::vector<StoreFactory> AllStores() {
   return {
@@ -39,6 +58,21 @@ std::vector<StoreFactory> AllStores() {
              std::make_unique<store::MemoryStore>(
                  store::MemoryStore::Options{&clock, kMaxOutputBytes}));
        }},
+#ifdef CHIME_WITH_POSTGRES
+      {"Postgres",
+       [](const std::string&,
+          Clock& clock) -> absl::StatusOr<std::unique_ptr<Store>> {
+         absl::StatusOr<std::string> conninfo = FreshPostgresDatabase();
+         if (!conninfo.ok()) return conninfo.status();
+         store::PostgresStore::Options options;
+         options.conninfo = *conninfo;
+         options.clock = &clock;
+         options.max_output_bytes = kMaxOutputBytes;
+         auto store = store::PostgresStore::Open(options);
+         if (!store.ok()) return store.status();
+         return std::unique_ptr<Store>(*std::move(store));
+       }},
+#endif
   };
 }
 

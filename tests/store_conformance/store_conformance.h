@@ -1,8 +1,10 @@
 // The store conformance suite: one set of tests that every chime::Store
 // implementation must pass (ARCHITECTURE.md section 5). Each TEST_P in this
 // directory runs once per backend listed by AllStores(): MemoryStore (the
-// reference), SqliteStore on a real file in a temporary directory, and a
-// FaultInjectionStore with no faults armed (it must be transparent).
+// reference), SqliteStore on a real file in a temporary directory, a
+// FaultInjectionStore with no faults armed (it must be transparent), and
+// (built with CHIME_WITH_POSTGRES) PostgresStore on a real PostgreSQL 15
+// server, a fresh database per test.
 //
 // A new backend is added to AllStores() (store_factories.cc) and must pass
 // everything here unchanged.
@@ -38,6 +40,14 @@ struct StoreFactory {
   }
 };
 std::vector<StoreFactory> AllStores();
+
+#ifdef CHIME_WITH_POSTGRES
+// The conninfo of a new, empty database on the test process's one PostgreSQL
+// server, started on first use (testing::PostgresServer) and stopped at exit.
+// Unavailable or NotFound (saying to run scripts/install-deps.sh) if the
+// server cannot be started; every later call answers the same.
+absl::StatusOr<std::string> FreshPostgresDatabase();
+#endif
 
 // A fresh, empty directory under the test temp dir; removed by the fixture.
 std::string MakeTempDir();

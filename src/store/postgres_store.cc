@@ -1,0 +1,241 @@
+// PostgresStore: opening, transactions, leases (and the fence check),
+// idempotency keys, info. Jobs and fires are in postgres_store_jobs.cc, runs
+// in postgres_store_runs.cc.
+#include "src/store/postgres_store.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/base/status_macros.h"
+#include "src/store/postgres_schema.h"
+#include "src/store/store_util.h"
+
+namespace chime::store {
+
+PostgresStore::PostgresStore(Options options, Clock& clock)
+    : options_(std::move(options)),
+      clock_(clock),
+      pool_(options_.conninfo, options_.pool_size, clock) {}
+
+PostgresStore::~PostgresStore() = default;
+
+absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(
+    Options options, MonoTime deadline) {
+  if (options.conninfo.empty()) {
+    return absl::InvalidArgumentError("conninfo: is empty");
+  }
+  Clock& clock = options.clock != nullptr ? *options.clock : RealClock::Get();
+  std::unique_ptr<PostgresStore> store(
+      new PostgresStore(std::move(options), clock));
+  ASSIGN_OR_RETURN(std::unique_ptr<PgConn> conn, store->pool_.Take(deadline));
+  absl::Status migrated = MigratePostgres(*conn, deadline).status();
+  store->pool_.Give(std::move(conn));
+  RETURN_IF_ERROR(migrated);
+  return store;
+}
+
+absl::Status PostgresStore::Transact(
+    MonoTime deadline, TxKind kind,
+    absl::FunctionRef<absl::Status(PgTx&)> body) {
+  RETURN_IF_ERROR(CheckDeadline(clock_, deadline));
+  ASSIGN_OR_RETURN(std::unique_ptr<PgConn> conn, pool_.Take(deadline));
+  PgTx tx(*conn, deadline);
+  absl::Status status =
+      tx.Exec(kind == TxKind::kWrite
+                  ? "BEGIN"
+                  : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  if (status.ok()) {
+    status = body(tx);
+    if (status.ok()) {
+      status = tx.Exec("COMMIT");
+    } else if (conn->healthy()) {
+      tx.Exec("ROLLBACK").IgnoreError();
+    }
+  }
+  pool_.Give(std::move(conn));
+  return status;
+}
+
+PgParam PostgresStore::LeaseNow() const {
+  if (options_.clock == nullptr) return PgParam::Null();
+  return PgParam(DurationToNanos(clock_.MonoNow().SinceOrigin()));
+}
+
+// --- Leases ---
+
+absl::Status PostgresStore::CheckFence(PgTx& tx, const Fence& fence) {
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      tx.Run("SELECT holder, epoch FROM leases WHERE name = $1 FOR SHARE",
+             {fence.lease}));
+  const int64_t current =
+      r.rows() == 1 && !r.Text(0, 0).empty() ? r.Int(0, 1) : 0;
+  if (current == 0 || current != fence.token) {
+    return FencedError(fence, current);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LeaseGrant> PostgresStore::AcquireLease(absl::string_view name,
+                                                       absl::string_view holder,
+                                                       absl::Duration ttl,
+                                                       MonoTime deadline) {
+  RETURN_IF_ERROR(ValidateLeaseRequest(name, holder, ttl));
+  LeaseGrant grant{0, ttl};
+  RETURN_IF_ERROR(Write(deadline, [&](PgTx& tx) -> absl::Status {
+    // The row exists (a placeholder if new) so that FOR UPDATE serializes
+    // every acquirer of the name.
+    RETURN_IF_ERROR(tx.Run("INSERT INTO leases VALUES ($1, '', 0, 0) "
+                           "ON CONFLICT (name) DO NOTHING",
+                           {name})
+                        .status());
+    ASSIGN_OR_RETURN(PgResult r,
+                     tx.Run("SELECT holder, epoch, expires_at, "
+                            "COALESCE($2::bigint, " CHIME_PG_DB_NOW
+                            ") FROM leases WHERE name = $1 FOR UPDATE",
+                            {name, LeaseNow()}));
+    const std::string current = r.Text(0, 0);
+    const int64_t expires = r.Int(0, 2);
+    const int64_t now = r.Int(0, 3);
+    if (!current.empty() && current != holder && expires > now) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "lease \"", name, "\" is held by \"", current, "\" for another ",
+          absl::FormatDuration(absl::Nanoseconds(expires - now))));
+    }
+    ASSIGN_OR_RETURN(
+        PgResult granted,
+        tx.Run("UPDATE leases SET holder = $2, expires_at = $3::bigint, "
+               "epoch = CASE WHEN $4::boolean THEN epoch "
+               "ELSE nextval('lease_epochs') END "
+               "WHERE name = $1 RETURNING epoch",
+               {name, holder, now + DurationToNanos(ttl),
+                current == holder ? "true" : "false"}));
+    grant.token = granted.Int(0, 0);
+    return absl::OkStatus();
+  }));
+  return grant;
+}
+
+absl::StatusOr<LeaseGrant> PostgresStore::RenewLease(const Fence& fence,
+                                                     absl::Duration ttl,
+                                                     MonoTime deadline) {
+  RETURN_IF_ERROR(ValidateLeaseRequest(fence.lease, "renewer", ttl));
+  RETURN_IF_ERROR(Write(deadline, [&](PgTx& tx) -> absl::Status {
+    ASSIGN_OR_RETURN(
+        PgResult r,
+        tx.Run("UPDATE leases SET expires_at = "
+               "COALESCE($3::bigint, " CHIME_PG_DB_NOW
+               ") + $4::bigint WHERE name = $1 AND holder <> '' AND "
+               "epoch = $2::bigint RETURNING epoch",
+               {fence.lease, fence.token, LeaseNow(), DurationToNanos(ttl)}));
+    if (r.rows() == 1) return absl::OkStatus();
+    return CheckFence(tx, fence);  // explains the refusal
+  }));
+  return LeaseGrant{fence.token, ttl};
+}
+
+absl::Status PostgresStore::ReleaseLease(const Fence& fence,
+                                         MonoTime deadline) {
+  return Write(deadline, [&](PgTx& tx) -> absl::Status {
+    ASSIGN_OR_RETURN(
+        PgResult r,
+        tx.Run("SELECT holder, epoch FROM leases WHERE name = $1 FOR UPDATE",
+               {fence.lease}));
+    if (r.rows() == 1 && r.Text(0, 0).empty() && r.Int(0, 1) == fence.token) {
+      return absl::OkStatus();  // released before: a re-send
+    }
+    RETURN_IF_ERROR(CheckFence(tx, fence));
+    return tx
+        .Run("UPDATE leases SET holder = '', expires_at = 0 WHERE name = $1",
+             {fence.lease})
+        .status();
+  });
+}
+
+absl::StatusOr<std::vector<LeaseInfo>> PostgresStore::ListLeases(
+    MonoTime deadline) {
+  std::vector<LeaseInfo> out;
+  RETURN_IF_ERROR(Read(deadline, [&](PgTx& tx) -> absl::Status {
+    out.clear();
+    ASSIGN_OR_RETURN(PgResult r,
+                     tx.Run("SELECT name, holder, epoch, expires_at, "
+                            "COALESCE($1::bigint, " CHIME_PG_DB_NOW
+                            ") FROM leases WHERE epoch > 0 ORDER BY name",
+                            {LeaseNow()}));
+    for (int i = 0; i < r.rows(); ++i) {
+      LeaseInfo info{r.Text(i, 0), r.Text(i, 1), r.Int(i, 2),
+                     absl::ZeroDuration()};
+      const int64_t left = r.Int(i, 3) - r.Int(i, 4);
+      if (!info.holder.empty() && left > 0) {
+        info.remaining = absl::Nanoseconds(left);
+      }
+      out.push_back(std::move(info));
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+// --- Idempotency keys, info ---
+
+absl::StatusOr<IdempotencyOutcome> PostgresStore::CheckIdempotencyKey(
+    const IdempotencyRecord& record, MonoTime deadline) {
+  RETURN_IF_ERROR(ValidateIdempotencyRecord(record));
+  IdempotencyOutcome out;
+  RETURN_IF_ERROR(Write(deadline, [&](PgTx& tx) -> absl::Status {
+    // Stored unless an unexpired record holds the key.
+    ASSIGN_OR_RETURN(
+        PgResult put,
+        tx.Run(
+            "INSERT INTO idempotency VALUES ($1, $2, $3, $4::bigint, "
+            "$5::bigint) ON CONFLICT (key) DO UPDATE SET "
+            "fingerprint = EXCLUDED.fingerprint, "
+            "response = EXCLUDED.response, "
+            "created_at = EXCLUDED.created_at, "
+            "expires_at = EXCLUDED.expires_at "
+            "WHERE idempotency.expires_at <= EXCLUDED.created_at "
+            "RETURNING 1",
+            {record.key, record.fingerprint, PgParam::Bytes(record.response),
+             TimeToNanos(record.created_at), TimeToNanos(record.expires_at)}));
+    if (put.rows() == 1) {
+      out = IdempotencyOutcome{true, record};
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(PgResult r,
+                     tx.Run("SELECT fingerprint, response, created_at, "
+                            "expires_at FROM idempotency WHERE key = $1",
+                            {record.key}));
+    if (r.rows() != 1) {
+      return absl::InternalError("idempotency key vanished while held");
+    }
+    out = IdempotencyOutcome{
+        false,
+        IdempotencyRecord{record.key, r.Text(0, 0), r.Bytes(0, 1),
+                          NanosToTime(r.Int(0, 2)), NanosToTime(r.Int(0, 3))}};
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::StatusOr<StoreInfo> PostgresStore::GetInfo(MonoTime deadline) {
+  StoreInfo info;
+  RETURN_IF_ERROR(Read(deadline, [&](PgTx& tx) -> absl::Status {
+    ASSIGN_OR_RETURN(
+        PgResult r,
+        tx.Run("SELECT (SELECT value FROM meta WHERE key = 'revision'), "
+               "GREATEST((SELECT value FROM meta WHERE key = 'max_run_id'), "
+               "(SELECT COALESCE(MAX(id), 0) FROM runs)), "
+               "(SELECT COUNT(*) FROM jobs WHERE NOT deleted), "
+               "(SELECT COUNT(*) FROM runs), "
+               "(SELECT COALESCE(SUM(bytes), 0) FROM runs)"));
+    info.revision = r.Int(0, 0);
+    info.max_run_id = static_cast<RunId>(r.Int(0, 1));
+    info.jobs = r.Int(0, 2);
+    info.runs = r.Int(0, 3);
+    info.run_bytes = r.Int(0, 4);
+    return absl::OkStatus();
+  }));
+  return info;
+}
+
+}  // namespace chime::store

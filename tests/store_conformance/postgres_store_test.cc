@@ -1,0 +1,226 @@
+// PostgresStore's own tests, beyond the conformance suite: the database-clock
+// path (Options::clock null: leases expire by PostgreSQL's clock, in real
+// time), deadlines, a server restart, and concurrent migrations. Real time,
+// on 127.0.0.1, with every wait bounded.
+#include "src/store/postgres_store.h"
+
+#include <atomic>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/store/pg_conn.h"
+#include "testing/postgres_server.h"
+#include "testing/status_matchers.h"
+#include "tests/store_conformance/store_conformance.h"
+
+namespace chime::conformance {
+namespace {
+
+using ::chime::store::PostgresStore;
+using ::chime::testing::IsOk;
+using ::chime::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr MonoTime kForever = MonoTime::Infinite();
+
+MonoTime In(absl::Duration d) { return RealClock::Get().MonoNow() + d; }
+
+std::unique_ptr<PostgresStore> MustOpen(const std::string& conninfo) {
+  PostgresStore::Options options;
+  options.conninfo = conninfo;
+  absl::StatusOr<std::unique_ptr<PostgresStore>> store =
+      PostgresStore::Open(options, In(absl::Seconds(30)));
+  EXPECT_THAT(store, IsOk());
+  return store.ok() ? *std::move(store) : nullptr;
+}
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::string> conninfo = FreshPostgresDatabase();
+    ASSERT_THAT(conninfo, IsOk());
+    conninfo_ = *conninfo;
+    store_ = MustOpen(conninfo_);
+    ASSERT_NE(store_, nullptr);
+  }
+
+  JobRecord MustPut(const std::string& id) {
+    JobSpec spec;
+    spec.key.id = id;
+    spec.trigger.expression = "*/5 * * * *";
+    absl::StatusOr<JobRecord> job =
+        store_->PutJob(spec, kAnyRevision, kForever);
+    EXPECT_THAT(job, IsOk());
+    return job.ok() ? *job : JobRecord{};
+  }
+
+  // Tries to acquire `name` for `holder` every 20 ms until granted or
+  // `limit` passes.
+  absl::StatusOr<LeaseGrant> AcquireWithin(const std::string& name,
+                                           const std::string& holder,
+                                           absl::Duration ttl,
+                                           absl::Duration limit) {
+    const absl::Time end = absl::Now() + limit;
+    absl::StatusOr<LeaseGrant> grant;
+    do {
+      grant = store_->AcquireLease(name, holder, ttl, kForever);
+      if (!absl::IsAlreadyExists(grant.status())) return grant;
+      absl::SleepFor(absl::Milliseconds(20));
+    } while (absl::Now() < end);
+    return grant;
+  }
+
+  std::string conninfo_;
+  std::unique_ptr<PostgresStore> store_;
+};
+
+TEST_F(PostgresStoreTest, LeaseExpiresByTheDatabaseClockAndFencesTheOldHolder) {
+  const JobRecord job = MustPut("a");
+  const absl::Time start = absl::Now();
+  absl::StatusOr<LeaseGrant> a = store_->AcquireLease(
+      "shard-1", "node-a", absl::Milliseconds(500), kForever);
+  ASSERT_THAT(a, IsOk());
+  EXPECT_THAT(
+      store_->AcquireLease("shard-1", "node-b", absl::Seconds(5), kForever),
+      StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("node-a")));
+  absl::StatusOr<std::vector<LeaseInfo>> leases = store_->ListLeases(kForever);
+  ASSERT_THAT(leases, IsOk());
+  ASSERT_EQ(leases->size(), 1u);
+  EXPECT_GT((*leases)[0].remaining, absl::ZeroDuration());
+  EXPECT_LE((*leases)[0].remaining, absl::Milliseconds(500));
+
+  absl::StatusOr<LeaseGrant> b =
+      AcquireWithin("shard-1", "node-b", absl::Seconds(5), absl::Seconds(10));
+  ASSERT_THAT(b, IsOk());
+  // Granted only once the database's clock passed node-a's expiry.
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(450));
+  EXPECT_GT(b->token, a->token);
+
+  // The stale holder's claim is refused and writes nothing.
+  ClaimBatch batch;
+  batch.claims = {FireClaim{FireRef{job.id, 1, StoreConformance::At(5)}, 7}};
+  batch.at = StoreConformance::At(5);
+  EXPECT_THAT(
+      store_->ClaimFires(Fence{"shard-1", a->token}, batch, kForever),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("fenced")));
+  absl::StatusOr<std::vector<ClaimInfo>> claims =
+      store_->LookupClaims({batch.claims[0].fire}, kForever);
+  ASSERT_THAT(claims, IsOk());
+  EXPECT_EQ((*claims)[0].run, 0u);
+  EXPECT_THAT(store_->ClaimFires(Fence{"shard-1", b->token}, batch, kForever),
+              IsOk());
+}
+
+TEST_F(PostgresStoreTest, RenewalByTheDatabaseClockKeepsTheLease) {
+  absl::StatusOr<LeaseGrant> a = store_->AcquireLease(
+      "shard-1", "node-a", absl::Milliseconds(600), kForever);
+  ASSERT_THAT(a, IsOk());
+  const Fence fence{"shard-1", a->token};
+  // Renewed every 200 ms for 1.2 s: twice the ttl, never expired.
+  for (int i = 0; i < 6; ++i) {
+    absl::SleepFor(absl::Milliseconds(200));
+    ASSERT_THAT(store_->RenewLease(fence, absl::Milliseconds(600), kForever),
+                IsOk());
+    EXPECT_THAT(
+        store_->AcquireLease("shard-1", "node-b", absl::Seconds(1), kForever),
+        StatusIs(absl::StatusCode::kAlreadyExists));
+  }
+}
+
+TEST_F(PostgresStoreTest, DeadlineCancelsAStatementBlockedByALock) {
+  const JobRecord job = MustPut("a");
+  absl::StatusOr<LeaseGrant> a =
+      store_->AcquireLease("shard-1", "node-a", absl::Seconds(30), kForever);
+  ASSERT_THAT(a, IsOk());
+  // Another session holds the lease row as an acquirer would.
+  absl::StatusOr<std::unique_ptr<store::PgConn>> other =
+      store::PgConn::Connect(conninfo_, RealClock::Get());
+  ASSERT_THAT(other, IsOk());
+  ASSERT_THAT((*other)->Exec("BEGIN; SELECT * FROM leases FOR UPDATE",
+                             In(absl::Seconds(10))),
+              IsOk());
+  ClaimBatch batch;
+  batch.claims = {FireClaim{FireRef{job.id, 1, StoreConformance::At(5)}, 7}};
+  batch.at = StoreConformance::At(5);
+  const absl::Time start = absl::Now();
+  EXPECT_THAT(store_->ClaimFires(Fence{"shard-1", a->token}, batch,
+                                 In(absl::Milliseconds(300))),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  ASSERT_THAT((*other)->Exec("ROLLBACK", In(absl::Seconds(10))), IsOk());
+  // Nothing was claimed, and the store works on.
+  EXPECT_THAT(store_->ClaimFires(Fence{"shard-1", a->token}, batch, kForever),
+              IsOk());
+}
+
+TEST_F(PostgresStoreTest, NodesOpeningAtOnceMigrateOnce) {
+  absl::StatusOr<std::string> conninfo = FreshPostgresDatabase();
+  ASSERT_THAT(conninfo, IsOk());
+  std::atomic<int> opened{0};
+  std::vector<std::thread> nodes;
+  for (int i = 0; i < 4; ++i) {
+    nodes.emplace_back([&] {
+      PostgresStore::Options options;
+      options.conninfo = *conninfo;
+      if (PostgresStore::Open(options, In(absl::Seconds(30))).ok()) ++opened;
+    });
+  }
+  for (std::thread& t : nodes) t.join();
+  EXPECT_EQ(opened.load(), 4);
+  absl::StatusOr<std::unique_ptr<store::PgConn>> conn =
+      store::PgConn::Connect(*conninfo, RealClock::Get());
+  ASSERT_THAT(conn, IsOk());
+  absl::StatusOr<store::PgResult> rows = (*conn)->Run(
+      "SELECT COUNT(*) FROM schema_migrations", {}, In(absl::Seconds(10)));
+  ASSERT_THAT(rows, IsOk());
+  EXPECT_EQ(rows->Int(0, 0), 1);
+}
+
+TEST_F(PostgresStoreTest, SchemaOfANewerBinaryIsRefusedUnchanged) {
+  absl::StatusOr<std::unique_ptr<store::PgConn>> conn =
+      store::PgConn::Connect(conninfo_, RealClock::Get());
+  ASSERT_THAT(conn, IsOk());
+  ASSERT_THAT(
+      (*conn)->Exec("INSERT INTO schema_migrations(version) VALUES (99)",
+                    In(absl::Seconds(10))),
+      IsOk());
+  PostgresStore::Options options;
+  options.conninfo = conninfo_;
+  EXPECT_THAT(PostgresStore::Open(options, In(absl::Seconds(30))),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("schema version 99")));
+}
+
+TEST(PostgresStoreServerTest,
+     LostServerIsUnavailableAndAcknowledgedWritesSurvive) {
+  absl::StatusOr<std::unique_ptr<testing::PostgresServer>> server =
+      testing::PostgresServer::Start();
+  ASSERT_THAT(server, IsOk());
+  absl::StatusOr<std::string> conninfo = (*server)->CreateDatabase();
+  ASSERT_THAT(conninfo, IsOk());
+  std::unique_ptr<PostgresStore> store = MustOpen(*conninfo);
+  ASSERT_NE(store, nullptr);
+  absl::StatusOr<LeaseGrant> a =
+      store->AcquireLease("shard-1", "node-a", absl::Minutes(5), kForever);
+  ASSERT_THAT(a, IsOk());
+
+  ASSERT_THAT((*server)->StopImmediately(), IsOk());
+  EXPECT_THAT(store->ListLeases(In(absl::Seconds(10))),
+              StatusIs(absl::StatusCode::kUnavailable));
+  ASSERT_THAT((*server)->Restart(), IsOk());
+  // The pool reconnects; the acknowledged grant survived the crash.
+  absl::StatusOr<std::vector<LeaseInfo>> leases =
+      store->ListLeases(In(absl::Seconds(10)));
+  ASSERT_THAT(leases, IsOk());
+  ASSERT_EQ(leases->size(), 1u);
+  EXPECT_EQ((*leases)[0].holder, "node-a");
+  EXPECT_EQ((*leases)[0].token, a->token);
+  EXPECT_THAT(
+      store->RenewLease(Fence{"shard-1", a->token}, absl::Minutes(5), kForever),
+      IsOk());
+}
+
+}  // namespace
+}  // namespace chime::conformance
