@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "chime/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/logger.h"
@@ -124,8 +125,24 @@ int Serve(const ServeFlags& flags, const Io& io) {
   sigemptyset(&signals);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&signals, sig);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // A standby (daemon/store_open.h) waits here for the shared store's lease;
+  // SIGTERM or SIGINT meanwhile stops it.
+  bool stopped_waiting = false;
+  const auto pause = [&stopped_waiting](absl::Duration d) {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    const timespec wait = absl::ToTimespec(d);
+    if (sigtimedwait(&stop, nullptr, &wait) > 0) stopped_waiting = true;
+    return !stopped_waiting;
+  };
   absl::StatusOr<std::unique_ptr<daemon::Daemon>> d =
-      daemon::Daemon::Start(*c, log);
+      daemon::Daemon::Start(*c, log, pause);
+  if (!d.ok() && stopped_waiting) {
+    log.Info("signal received while waiting as a standby; exiting");
+    return kExitOk;
+  }
   if (!d.ok()) {
     log.Error("chime serve could not start",
               {{"error", d.status().ToString()}});
@@ -172,6 +189,12 @@ void AddServeCommand(CLI::App& app, const Io& io, int* status) {
         help);
   };
   setting("data_dir", "where the store lives (default ./chime-data)");
+  setting("store",
+          "a PostgreSQL URL (postgresql://...) to share with other daemons; "
+          "default: SQLite in the data directory");
+  setting("lease_ttl",
+          "on a shared store, how long the scheduler's lease outlives its "
+          "last renewal (default 5s)");
   setting("jobs_dir", "directory of job files, *.yaml (default ./jobs)");
   setting("listen",
           "HTTP address, host:port (default 127.0.0.1:8712; port 0 picks a "

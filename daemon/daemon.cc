@@ -3,12 +3,15 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/store_open.h"
 #include "nlohmann/json.hpp"
 #include "src/api/event_hub.h"
 #include "src/api/live_output.h"
@@ -18,7 +21,6 @@
 #include "src/exec/job_policy.h"
 #include "src/exec/process_ledger.h"
 #include "src/exec/shell_executor.h"
-#include "src/store/sqlite_store.h"
 #include "src/web/ui_routes.h"
 
 namespace chime::daemon {
@@ -63,14 +65,26 @@ Daemon::Daemon(const config::DaemonConfig& config, Logger& log)
 Daemon::~Daemon() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
-    const config::DaemonConfig& config, Logger& log) {
+    const config::DaemonConfig& config, Logger& log,
+    std::function<bool(absl::Duration)> pause) {
   RETURN_IF_ERROR(config::ValidateDaemonConfig(config));
   std::unique_ptr<Daemon> d(new Daemon(config, log));
+  d->pause_ = std::move(pause);
   if (absl::Status s = d->StartAll(); !s.ok()) {
     d->Stop();
     return s;
   }
   return d;
+}
+
+void Daemon::LeaseLost(const absl::Status& why) {
+  // Another node may be running these jobs by now: stop at once, taking the
+  // attempts' processes along (they could not record their outcomes), and
+  // leave the restart to the service manager -- it comes back as a standby.
+  log_.Error("lost the store's lease: exiting", {{"error", why.ToString()}});
+  (void)exec::KillOrphans(shell_options_.ledger_dir);
+  std::fflush(stderr);
+  std::_Exit(kExitLeaseLost);
 }
 
 absl::Status Daemon::RunAttempt(const AttemptContext& ctx) {
@@ -132,12 +146,7 @@ absl::Status Daemon::StartAll() {
     log_.Warn("killed processes left by an earlier daemon",
               {{"process_groups", int64_t{orphans}}});
   }
-  store::SqliteStore::Options store_options;
-  store_options.data_dir = config_.data_dir;
-  ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteStore> store,
-                   store::SqliteStore::Open(store_options));
-  log_.Info("store open",
-            {{"data_dir", config_.data_dir}, {"epoch", store->epoch()}});
+  ASSIGN_OR_RETURN(store_, OpenStore(config_, log_));
   if (::geteuid() == 0) {
     log_.Warn(
         "running as root: every job command runs as root unless its job sets "
@@ -160,8 +169,11 @@ absl::Status Daemon::StartAll() {
                                     : static_cast<int>(jobs_->Errors().size());
                        }));
   SchedulerOptions options;
-  store_ = std::shared_ptr<Store>(std::move(store));
   options.store = store_;
+  if (SharedStore(config_)) {
+    options.lease_ttl = config_.lease_ttl;
+    options.on_lease_lost = [this](const absl::Status& why) { LeaseLost(why); };
+  }
   options.worker_threads = config_.max_concurrent_runs;
   // GET /v1/events and the followers of output hear of every run event too;
   // neither waits for a client.
@@ -180,7 +192,7 @@ absl::Status Daemon::StartAll() {
                 {{"op", std::string(w.op)}, {"error", w.status.ToString()}});
     }
   };
-  ASSIGN_OR_RETURN(scheduler_, Scheduler::Create(std::move(options)));
+  ASSIGN_OR_RETURN(scheduler_, CreateScheduler(options, config_, log_, pause_));
 
   const auto run = std::make_shared<const JobFunction>(
       [this](const AttemptContext& ctx) { return RunAttempt(ctx); });

@@ -8,8 +8,11 @@
 //   1. the data directory is created; the process ledger's orphans (children
 //      of an earlier incarnation killed with kill -9) are killed, so that no
 //      at-least-once retry runs beside its orphaned first attempt;
-//   2. the store opens (one daemon per data directory: a second one fails
-//      with the holder named) and the scheduler recovers from it (runs left
+//   2. the store opens -- SQLite in the data directory (one daemon per data
+//      directory: a second one fails with the holder named), or a shared
+//      PostgreSQL database (a second daemon waits as a standby until the
+//      first one's lease expires; daemon/store_open.h) -- and the scheduler
+//      recovers from it (runs left
 //      unfinished are recorded lost, at-least-once ones start again, fires
 //      missed while down go through each job's misfire policy);
 //   3. the HTTP listener starts (/readyz answers 503 until the end);
@@ -39,6 +42,8 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "chime/scheduler.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/dir_watcher.h"
@@ -57,9 +62,19 @@ namespace chime::daemon {
 
 class Daemon {
  public:
-  // `log` must outlive the Daemon.
+  // The exit status of a daemon that lost its shared store's lease.
+  static constexpr int kExitLeaseLost = 3;
+
+  // `log` must outlive the Daemon. On a shared store held by another daemon,
+  // Start waits as a standby for its lease (daemon/store_open.h), calling
+  // `pause` between tries: it waits up to the duration given and returns
+  // false to give up (a signal to stop); Start then fails with Cancelled.
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(
-      const config::DaemonConfig& config, Logger& log);
+      const config::DaemonConfig& config, Logger& log,
+      std::function<bool(absl::Duration)> pause = [](absl::Duration d) {
+        absl::SleepFor(d);
+        return true;
+      });
   ~Daemon();  // Stop()
 
   // Re-reads and applies the job files.
@@ -73,6 +88,9 @@ class Daemon {
  private:
   Daemon(const config::DaemonConfig& config, Logger& log);
   absl::Status StartAll();
+  // SchedulerOptions::on_lease_lost: logs, kills the attempts' processes and
+  // exits with kExitLeaseLost.
+  [[noreturn]] void LeaseLost(const absl::Status& why);
   // The function every job's attempts call: it reads the job's definition
   // from the attempt (AttemptContext::Spec) and runs its executor, with
   // metrics. One for all jobs, so a job costs no function of its own.
@@ -90,7 +108,8 @@ class Daemon {
 
   const config::DaemonConfig config_;
   Logger& log_;
-  exec::ShellOptions shell_options_;  // set by StartAll
+  exec::ShellOptions shell_options_;           // set by StartAll
+  std::function<bool(absl::Duration)> pause_;  // see Start
   std::shared_ptr<Store> store_;
   // GET /v1/events and the output of running attempts: fed by the
   // scheduler's on_run_event and the job functions, read by the HTTP

@@ -298,6 +298,10 @@ std::string PostgresServer::ConnInfo(absl::string_view dbname) const {
                       " user=postgres dbname=", dbname);
 }
 
+std::string PostgresServer::Url(absl::string_view dbname) const {
+  return absl::StrCat("postgresql://postgres@127.0.0.1:", port_, "/", dbname);
+}
+
 absl::StatusOr<std::string> PostgresServer::CreateDatabase() {
   const std::string name = absl::StrCat("test_", ++databases_);
   const std::string conninfo = ConnInfo();

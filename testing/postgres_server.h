@@ -65,6 +65,8 @@ class PostgresServer {
 
   // libpq conninfo of database `dbname` (as the superuser `postgres`).
   std::string ConnInfo(absl::string_view dbname = "postgres") const;
+  // The same as a URL: postgresql://postgres@127.0.0.1:<port>/<dbname>.
+  std::string Url(absl::string_view dbname = "postgres") const;
   // Creates a new, empty database and returns its conninfo.
   absl::StatusOr<std::string> CreateDatabase();
 

@@ -216,6 +216,19 @@ struct SchedulerOptions {
   // Called on the store writer's thread after every store call (with a
   // store); must be quick and must not call the Scheduler.
   std::function<void(const StoreWrite&)> on_store_write;
+  // The store's lease (with a store). Infinite: taken once, for as long as
+  // this scheduler runs -- one process on an embedded store. Finite (a store
+  // shared by several processes, such as PostgreSQL): the lease expires this
+  // long after its last renewal, so that another scheduler can take over
+  // from one that died; it is renewed every third of it, and from the moment
+  // the scheduler cannot prove it still holds the lease (no successful
+  // renewal for ttl minus a fifth of it, on its monotonic clock) it starts
+  // no attempt, and on_lease_lost is called once, on a thread of its own.
+  absl::Duration lease_ttl = absl::InfiniteDuration();
+  // Default: abort the process (another scheduler may be running these jobs
+  // by now; this one must stop). A caller may instead stop its own work and
+  // exit; the scheduler itself starts nothing more either way.
+  std::function<void(const absl::Status&)> on_lease_lost;
 };
 
 class Scheduler {

@@ -64,6 +64,16 @@ const Key kKeys[] = {
        ASSIGN_OR_RETURN(c->data_dir, internal::ReadString(v));
        return absl::OkStatus();
      }},
+    {"store", "CHIME_STORE",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->store, internal::ReadString(v));
+       return absl::OkStatus();
+     }},
+    {"lease_ttl", "CHIME_LEASE_TTL",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->lease_ttl, internal::ReadDuration(v));
+       return absl::OkStatus();
+     }},
     {"jobs_dir", "CHIME_JOBS_DIR",
      [](const Value& v, DaemonConfig* c) -> absl::Status {
        ASSIGN_OR_RETURN(c->jobs_dir, internal::ReadString(v));
@@ -248,6 +258,14 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
   };
   if (c.data_dir.empty()) return bad("data_dir", "must not be empty");
   if (c.jobs_dir.empty()) return bad("jobs_dir", "must not be empty");
+  if (!c.store.empty() && !IsPostgresUrl(c.store)) {
+    return bad("store",
+               "must be empty (SQLite in data_dir) or a PostgreSQL "
+               "URL, postgresql://... or postgres://...");
+  }
+  if (c.lease_ttl < absl::Seconds(1) || c.lease_ttl > absl::Minutes(10))
+    return bad("lease_ttl", absl::StrCat(absl::FormatDuration(c.lease_ttl),
+                                         " is outside 1s..10m"));
   std::string host;
   int port = 0;
   if (absl::Status s = SplitHostPort(c.listen, &host, &port); !s.ok())
@@ -293,6 +311,11 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
                absl::StrCat("\"", c.log_level,
                             "\" is not one of debug, info, warn, error"));
   return absl::OkStatus();
+}
+
+bool IsPostgresUrl(absl::string_view store) {
+  return absl::StartsWith(store, "postgresql://") ||
+         absl::StartsWith(store, "postgres://");
 }
 
 bool IsLoopback(absl::string_view host) {

@@ -5,6 +5,9 @@
 //
 //   # chime.yaml (every key optional)
 //   data_dir: /var/lib/chime          # CHIME_DATA_DIR
+//   store: postgresql://chime@db/chime  # CHIME_STORE (default: SQLite in
+//                                     # data_dir)
+//   lease_ttl: 5s                     # CHIME_LEASE_TTL (shared store only)
 //   jobs_dir: /etc/chime/jobs         # CHIME_JOBS_DIR
 //   listen: 127.0.0.1:8712            # CHIME_LISTEN (port 0: any free port)
 //   max_concurrent_runs: 32           # CHIME_MAX_CONCURRENT_RUNS
@@ -62,8 +65,19 @@ struct ApiToken {
   friend bool operator==(const ApiToken&, const ApiToken&) = default;
 };
 
+// Whether `store` names a PostgreSQL database (postgresql:// or postgres://).
+bool IsPostgresUrl(absl::string_view store);
+
 struct DaemonConfig {
   std::string data_dir = "chime-data";
+  // Empty: the embedded SQLite store in data_dir. A PostgreSQL URL: that
+  // database, which several daemons may share (one schedules at a time, the
+  // others wait for its lease; docs/cluster.md).
+  std::string store;
+  // On a shared store: the scheduler's lease lasts this long after its last
+  // renewal (every third of it); a node that dies is replaced after about
+  // this long.
+  absl::Duration lease_ttl = absl::Seconds(5);
   std::string jobs_dir = "jobs";
   std::string listen = "127.0.0.1:8712";
   int max_concurrent_runs = 32;

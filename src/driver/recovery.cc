@@ -27,6 +27,7 @@ absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
                                   absl::Duration ttl) {
   const auto deadline = [&] { return clock.MonoNow() + kCallTimeout; };
   Recovered r;
+  r.granted_at = clock.MonoNow();
   absl::StatusOr<LeaseGrant> grant =
       store.AcquireLease(kSchedulerLease, holder, ttl, deadline());
   if (absl::IsAlreadyExists(grant.status())) {

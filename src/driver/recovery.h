@@ -40,7 +40,8 @@ namespace chime::driver {
 inline constexpr absl::string_view kSchedulerLease = "scheduler";
 
 struct Recovered {
-  Fence fence;  // the lease just granted
+  Fence fence;          // the lease just granted
+  MonoTime granted_at;  // when it was asked for (its ttl counts from there)
   RunId max_run_id = 0;
   // Every job the store knows, live or deleted, by key.
   absl::flat_hash_map<JobKey, JobRecord> jobs;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "src/driver/driver.h"
+#include "src/driver/lease_keeper.h"
 #include "src/driver/scheduler_impl.h"
 
 namespace chime {
@@ -23,9 +24,18 @@ absl::Status ShutDownError() {
   return absl::FailedPreconditionError("the scheduler is shut down");
 }
 
-// The lease is single-node for the stores we have (a store's open fences out
-// the holders of earlier opens); cluster stores will renew it.
+// The lease of a scheduler whose SchedulerOptions::lease_ttl is infinite: an
+// embedded store's open fences out the holders of earlier opens, so it is
+// taken once and never renewed.
 constexpr absl::Duration kLeaseTtl = absl::Hours(24 * 365);
+
+// This machine's name, for the lease's holder: on a shared store the holder
+// tells the operator which node has it.
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown-host";
+  return name;
+}
 
 }  // namespace
 
@@ -46,11 +56,28 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
   StoreWriter::Options writer;
   writer.report_transitions = static_cast<bool>(options_.on_run_event);
   writer.on_write = options_.on_store_write;
+  const bool renewed = options_.lease_ttl != absl::InfiniteDuration();
   writer_ = std::make_unique<StoreWriter>(
       *store_, clock_, fence_, writer, [this] { wakeup_.Notify(); },
-      [](const absl::Status& s) {
+      [this, renewed](const absl::Status& s) {
+        // With a lease that can expire, a fenced write means another
+        // scheduler took over.
+        if (renewed && absl::IsFailedPrecondition(s)) return LeaseLost(s);
         Die(absl::StrCat("the store refused a write: ", s.ToString()));
       });
+  if (renewed) {
+    lease_ = std::make_unique<LeaseKeeper>(
+        *store_, clock_, fence_, options_.lease_ttl, recovered.granted_at,
+        [this](const absl::Status& s) { LeaseLost(s); });
+  }
+}
+
+void SchedulerImpl::LeaseLost(const absl::Status& why) {
+  std::call_once(lease_lost_, [&] {
+    if (lease_ != nullptr) lease_->Invalidate();
+    if (options_.on_lease_lost) return options_.on_lease_lost(why);
+    Die(why.ToString());
+  });
 }
 
 // ------------------------------------------------------------ public methods
@@ -61,6 +88,7 @@ absl::Status SchedulerImpl::Start() {
     return absl::FailedPreconditionError("already started");
   if (state_ != State::kNew) return ShutDownError();
   pool_ = std::make_unique<WorkerPool>(options_.worker_threads);
+  if (lease_ != nullptr) lease_->Start();
   state_ = State::kRunning;
   thread_ = std::thread([this] { Loop(); });
   loop_thread_id_ = thread_.get_id();
@@ -333,6 +361,7 @@ void SchedulerImpl::Shutdown(absl::Duration grace) {
 void SchedulerImpl::StopWriting() {
   if (writer_ == nullptr) return;
   writer_->Stop();
+  if (lease_ != nullptr) lease_->Stop();
   // Another scheduler may take over at once. (If this fails, the lease
   // expires, or the store's next open releases it.)
   (void)store_->ReleaseLease(fence_, clock_.MonoNow() + absl::Seconds(10));
@@ -397,9 +426,17 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   if (store != nullptr) {
     // The holder names this scheduler: two in one process are two holders.
     static std::atomic<int64_t> schedulers{0};
-    recovered = Recover(
-        *store, clock,
-        absl::StrCat("pid ", getpid(), " scheduler ", ++schedulers), kLeaseTtl);
+    const absl::Duration ttl = options.lease_ttl == absl::InfiniteDuration()
+                                   ? kLeaseTtl
+                                   : options.lease_ttl;
+    if (ttl <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "lease_ttl: ", absl::FormatDuration(ttl), " is not positive"));
+    }
+    recovered = Recover(*store, clock,
+                        absl::StrCat(HostName(), " pid ", getpid(),
+                                     " scheduler ", ++schedulers),
+                        ttl);
     if (!recovered.ok()) return recovered.status();
   }
   plan.token = recovered->fence.token;

@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -37,6 +38,7 @@
 #include "src/core/packed_spec.h"
 #include "src/core/plan.h"
 #include "src/driver/interceptors.h"
+#include "src/driver/lease_keeper.h"
 #include "src/driver/recovery.h"
 #include "src/driver/store_writer.h"
 #include "src/driver/worker_pool.h"
@@ -178,6 +180,9 @@ class SchedulerImpl final : public Scheduler {
                    std::vector<core::Event>& acks);
   // Writes what is queued and releases the lease (no-op without a store).
   void StopWriting();
+  // The lease is lost (LeaseKeeper, or a write refused as fenced): once,
+  // on_lease_lost, by default Die.
+  void LeaseLost(const absl::Status& why);
   void BeginShutdown(absl::Duration grace);
   void CancelAllAttempts();
   void KillAllAttempts();
@@ -192,6 +197,9 @@ class SchedulerImpl final : public Scheduler {
   const std::shared_ptr<Store> store_;  // null: no store
   const Fence fence_;
   std::unique_ptr<StoreWriter> writer_;  // null without a store
+  // Renews the lease (a finite SchedulerOptions::lease_ttl); null otherwise.
+  std::unique_ptr<LeaseKeeper> lease_;
+  std::once_flag lease_lost_;
 
   // The plan context.
   core::Plan plan_;

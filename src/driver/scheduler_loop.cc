@@ -323,11 +323,14 @@ void SchedulerImpl::RunAttempt(Prepared& p) {
   p.ctx.started_at = clock_.Now();
   // The Plan starts attempts only for jobs it knows, and AddJob registers the
   // function in the same step, so `fn` is never null; if it were, the attempt
-  // fails rather than crash a worker.
+  // fails rather than crash a worker. Nothing starts once this scheduler
+  // cannot prove it still holds the store's lease: another may own the jobs.
   const absl::Status status =
-      p.fn != nullptr ? chain_.Run(ctx, *p.fn)
-                      : absl::InternalError(absl::StrCat(
-                            "no function for job ", ctx.fire.job.ToString()));
+      lease_ != nullptr && !lease_->Valid(clock_.MonoNow())
+          ? absl::CancelledError("not started: the store's lease was lost")
+      : p.fn != nullptr ? chain_.Run(ctx, *p.fn)
+                        : absl::InternalError(absl::StrCat(
+                              "no function for job ", ctx.fire.job.ToString()));
   Attempt* attempt = p.attempt.get();
   core::AttemptFinishedEvent& e = attempt->result;
   e.run = ctx.run_id;

@@ -343,6 +343,13 @@ int DaemonProcess::Terminate(absl::Duration limit) {
   return status;
 }
 
+int DaemonProcess::WaitForExit(absl::Duration limit) {
+  if (reaped_) return -1;
+  const int status = WaitExit(pid_, limit);
+  if (status >= 0) reaped_ = true;
+  return status;
+}
+
 void DaemonProcess::Hangup() const { kill(pid_, SIGHUP); }
 
 void DaemonProcess::Kill() {

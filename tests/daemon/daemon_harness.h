@@ -121,6 +121,9 @@ class DaemonProcess {
   // status (-1 if it did not exit in time: it is then killed; 128+n for a
   // signal n).
   int Terminate(absl::Duration limit = absl::Seconds(30));
+  // Waits (at most `limit`) for the daemon to exit by itself; its exit
+  // status as Terminate's (-1 if it is still running).
+  int WaitForExit(absl::Duration limit);
   // SIGHUP.
   void Hangup() const;
   // SIGKILL and reap.

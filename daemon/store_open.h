@@ -1,0 +1,44 @@
+// The daemon's store: the embedded SQLite store in its data directory, or a
+// PostgreSQL database that several daemons share (config `store`).
+//
+// On a shared store one daemon schedules at a time: the one holding the
+// store's lease. The others wait as standbys (CreateScheduler below) and one
+// of them takes over within about `lease_ttl` of the holder's death or
+// isolation; a holder that cannot renew its lease stops (Daemon).
+//
+// Thread-safety: functions of their arguments.
+#ifndef CHIME_DAEMON_STORE_OPEN_H_
+#define CHIME_DAEMON_STORE_OPEN_H_
+
+#include <functional>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "chime/scheduler.h"
+#include "chime/store.h"
+#include "daemon/logger.h"
+#include "src/config/daemon_config.h"
+
+namespace chime::daemon {
+
+// Whether the configuration names a store other daemons may share.
+inline bool SharedStore(const config::DaemonConfig& config) {
+  return !config.store.empty();
+}
+
+// Opens the configured store, logging what it opened.
+absl::StatusOr<std::shared_ptr<Store>> OpenStore(
+    const config::DaemonConfig& config, Logger& log);
+
+// Scheduler::Create(options); on a shared store held by another daemon,
+// waits as a standby -- trying again every second, logging once -- until
+// this daemon gets the lease, or `pause` (which waits up to the duration it
+// is given) returns false: then Cancelled.
+absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
+    const SchedulerOptions& options, const config::DaemonConfig& config,
+    Logger& log, const std::function<bool(absl::Duration)>& pause);
+
+}  // namespace chime::daemon
+
+#endif  // CHIME_DAEMON_STORE_OPEN_H_

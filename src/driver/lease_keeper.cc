@@ -1,0 +1,75 @@
+#include "src/driver/lease_keeper.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace chime::driver {
+
+LeaseKeeper::LeaseKeeper(Store& store, Clock& clock, Fence fence,
+                         absl::Duration ttl, MonoTime granted_at,
+                         std::function<void(const absl::Status&)> on_lost)
+    : store_(store),
+      clock_(clock),
+      fence_(std::move(fence)),
+      ttl_(ttl),
+      margin_(ttl / 5),
+      on_lost_(std::move(on_lost)),
+      valid_until_ns_(0) {
+  SetValidUntil(granted_at + ttl_ - margin_);
+}
+
+void LeaseKeeper::SetValidUntil(MonoTime t) {
+  valid_until_ns_.store(absl::ToInt64Nanoseconds(t.SinceOrigin()),
+                        std::memory_order_release);
+}
+
+void LeaseKeeper::Start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void LeaseKeeper::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LeaseKeeper::Run() {
+  const absl::Duration period = ttl_ / 3;
+  absl::Status last = absl::OkStatus();
+  for (;;) {
+    {
+      // Real time: the renewal must keep pace with the store's clock, which
+      // a simulated clock does not drive.
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, absl::ToChronoNanoseconds(period),
+                   [this] { return stop_; });
+      if (stop_) return;
+    }
+    const MonoTime sent = clock_.MonoNow();
+    if (!Valid(sent)) break;
+    absl::StatusOr<LeaseGrant> renewed =
+        store_.RenewLease(fence_, ttl_, sent + period);
+    if (renewed.ok()) {
+      SetValidUntil(sent + ttl_ - margin_);
+      continue;
+    }
+    last = renewed.status();
+    // Another holder has it: no later renewal can succeed.
+    if (absl::IsFailedPrecondition(last)) {
+      Invalidate();
+      break;
+    }
+  }
+  on_lost_(absl::UnavailableError(absl::StrCat(
+      "lost the store's lease \"", fence_.lease, "\" (token ", fence_.token,
+      "): not renewed within its ttl of ", absl::FormatDuration(ttl_),
+      last.ok() ? "" : absl::StrCat("; last answer: ", last.ToString()))));
+}
+
+}  // namespace chime::driver

@@ -1,0 +1,166 @@
+// Daemons sharing one PostgreSQL store (config `store`), on a real
+// PostgreSQL 15 server the test starts: one schedules, the others wait as
+// standbys; when the scheduler dies a standby takes over within a few lease
+// ttls, and no fire runs twice; a scheduler that cannot renew its lease
+// stops (exit status 3) rather than run beside its successor.
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/postgres_server.h"
+#include "tests/daemon/daemon_harness.h"
+
+namespace chime::daemon_test {
+namespace {
+
+using Json = nlohmann::json;
+
+// Every second, the job appends "<fire id> <attempt> <fencing token> <node>"
+// to the witness file, outside the store.
+constexpr char kJobs[] = R"(
+jobs:
+  - id: tick
+    schedule: "@every 1s"
+    shell: { command: "echo \"$CHIME_FIRE_ID $CHIME_ATTEMPT $CHIME_FENCING_TOKEN $NODE\" >> $WITNESS" }
+)";
+
+struct Line {
+  std::string fire_id;
+  int attempt = 0;
+  int64_t token = 0;
+  std::string node;
+};
+
+class SharedStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = testing::PostgresServer::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    pg_ = *std::move(server);
+    witness_ = dir_.path() + "/witness";
+    dir_.Write("jobs/jobs.yaml", kJobs);
+  }
+
+  // A daemon named `node` on the shared store, with its own data directory.
+  std::unique_ptr<DaemonProcess> StartNode(const std::string& node,
+                                           bool wait_until_serving) {
+    auto d = DaemonProcess::Start(
+        {.data_dir = absl::StrCat(dir_.path(), "/data-", node),
+         .jobs_dir = dir_.path() + "/jobs",
+         .args = {"--store", pg_->Url(), "--lease-ttl", "2s"},
+         .env = {{"NODE", node}, {"WITNESS", witness_}},
+         .wait_until_serving = wait_until_serving});
+    EXPECT_TRUE(d.ok()) << d.status();
+    return d.ok() ? *std::move(d) : nullptr;
+  }
+
+  std::vector<Line> Witness() const {
+    std::vector<Line> lines;
+    std::ifstream in(witness_);
+    for (std::string text; std::getline(in, text);) {
+      std::vector<std::string> f = absl::StrSplit(text, ' ');
+      Line l;
+      if (f.size() != 4 || !absl::SimpleAtoi(f[1], &l.attempt) ||
+          !absl::SimpleAtoi(f[2], &l.token)) {
+        ADD_FAILURE() << "not a witness line: " << text;
+        continue;
+      }
+      l.fire_id = f[0];
+      l.node = f[3];
+      lines.push_back(std::move(l));
+    }
+    return lines;
+  }
+
+  // Waits (at most `limit`) until `node` has run `n` attempts.
+  bool WaitForRuns(const std::string& node, int n, absl::Duration limit) {
+    const absl::Time deadline = absl::Now() + limit;
+    while (absl::Now() < deadline) {
+      int seen = 0;
+      for (const Line& l : Witness()) seen += l.node == node;
+      if (seen >= n) return true;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return false;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<testing::PostgresServer> pg_;
+  std::string witness_;
+};
+
+TEST_F(SharedStoreTest,
+       AStandbyTakesOverWhenTheSchedulerDiesAndNoFireRunsTwice) {
+  std::unique_ptr<DaemonProcess> a = StartNode("a", true);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitForRuns("a", 2, absl::Seconds(20))) << a->LogText();
+
+  std::unique_ptr<DaemonProcess> b = StartNode("b", false);
+  ASSERT_NE(b, nullptr);
+  const Json standby = b->WaitForLog([](const Json& j) {
+    return absl::StartsWith(j.value("msg", ""), "standby: another node");
+  });
+  ASSERT_FALSE(standby.is_null()) << b->LogText();
+  // The standby runs nothing while `a` holds the lease.
+  absl::SleepFor(absl::Seconds(3));
+  for (const Line& l : Witness()) EXPECT_EQ(l.node, "a") << l.fire_id;
+  EXPECT_TRUE(
+      b->WaitForMsg("chime serving", "", absl::Milliseconds(1)).is_null());
+
+  a->Kill();
+  const absl::Time killed = absl::Now();
+  ASSERT_TRUE(WaitForRuns("b", 2, absl::Seconds(30))) << b->LogText();
+  // The lease (2 s) had to expire first; then `b` recovered and ran. A
+  // generous bound: the failover time itself is a benchmark's business.
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(20));
+  EXPECT_FALSE(b->WaitForMsg("standby: took over the store").is_null());
+
+  // Every fire ran at most once per attempt number, and `b`'s fencing token
+  // is newer than every one of `a`'s.
+  std::map<std::pair<std::string, int>, std::string> ran;
+  int64_t a_max = 0, b_min = INT64_MAX;
+  for (const Line& l : Witness()) {
+    auto [it, fresh] = ran.emplace(std::pair(l.fire_id, l.attempt), l.node);
+    EXPECT_TRUE(fresh) << l.fire_id << " attempt " << l.attempt << " ran on "
+                       << it->second << " and " << l.node;
+    if (l.node == "a") a_max = std::max(a_max, l.token);
+    if (l.node == "b") b_min = std::min(b_min, l.token);
+  }
+  EXPECT_GT(b_min, a_max);
+  EXPECT_EQ(b->Terminate(), 0);
+}
+
+TEST_F(SharedStoreTest, ASchedulerThatCannotRenewItsLeaseStops) {
+  std::unique_ptr<DaemonProcess> a = StartNode("a", true);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitForRuns("a", 1, absl::Seconds(20))) << a->LogText();
+  // The database goes away: `a` cannot prove it still holds the lease, so
+  // it must stop before another node could have taken it over.
+  ASSERT_TRUE(pg_->StopImmediately().ok());
+  EXPECT_EQ(a->WaitForExit(absl::Seconds(20)), 3) << a->LogText();
+  EXPECT_FALSE(a->WaitForMsg("lost the store's lease: exiting", "",
+                             absl::Milliseconds(1))
+                   .is_null())
+      << a->LogText();
+
+  // Back again, a node (here `a` restarted) gets the lease once it expired
+  // and goes on.
+  ASSERT_TRUE(pg_->Restart().ok());
+  const size_t before = Witness().size();
+  std::unique_ptr<DaemonProcess> again = StartNode("a", true);
+  ASSERT_NE(again, nullptr);
+  ASSERT_TRUE(WaitForRuns("a", static_cast<int>(before) + 2, absl::Seconds(20)))
+      << again->LogText();
+  EXPECT_EQ(again->Terminate(), 0);
+}
+
+}  // namespace
+}  // namespace chime::daemon_test
