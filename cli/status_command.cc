@@ -112,6 +112,15 @@ int ShowStatus(const ClientOptions& client, const Io& io) {
          << Int(store, "runs") << " runs ("
          << internal::HumanBytes(Int(store, "run_bytes"))
          << " of run history)\n";
+  for (const Json& l : store.value("leases", Json::array())) {
+    io.out << "lease:        " << Str(l, "name") << " held by "
+           << (l.value("holder", Json()).is_string() ? Str(l, "holder")
+                                                     : std::string("nobody"))
+           << " (epoch " << Int(l, "epoch") << ", "
+           << internal::HumanDuration(
+                  absl::Seconds(l.value("remaining_seconds", 0.0)))
+           << " left)\n";
+  }
   const Json errors = st->value("job_file_errors", Json::array());
   if (errors.empty()) {
     io.out << "job files:    ok\n";

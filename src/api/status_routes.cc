@@ -36,6 +36,9 @@ http::Response GetStatus(const ApiDeps& deps, const http::Request& request) {
   if (!stats.ok()) return ProblemFromStatus(stats.status());
   absl::StatusOr<StoreInfo> info = deps.store->GetInfo(StoreDeadline());
   if (!info.ok()) return ProblemFromStatus(info.status());
+  absl::StatusOr<std::vector<LeaseInfo>> leases =
+      deps.store->ListLeases(StoreDeadline());
+  if (!leases.ok()) return ProblemFromStatus(leases.status());
 
   const DaemonInfo& daemon = deps.daemon;
   const absl::Time now = absl::Now();
@@ -76,6 +79,16 @@ http::Response GetStatus(const ApiDeps& deps, const http::Request& request) {
   st["run_bytes"] = info->run_bytes;
   st["revision"] = info->revision;
   st["max_run_id"] = info->max_run_id;
+  // Who schedules on this store: on a shared one, which node holds the
+  // lease, under which epoch (the fencing token), for how much longer.
+  Json& held = st["leases"] = Json::array();
+  for (const LeaseInfo& l : *leases) {
+    held.push_back(
+        Json{{"name", l.name},
+             {"holder", l.holder.empty() ? Json(nullptr) : Json(l.holder)},
+             {"epoch", l.token},
+             {"remaining_seconds", absl::ToDoubleSeconds(l.remaining)}});
+  }
   return JsonResponse(body);
 }
 

@@ -167,6 +167,14 @@ TEST_F(ApiStatusTest, StatusShowsVersionUptimeCountsErrorsAndStore) {
   EXPECT_EQ(s["store"]["runs"], 1);
   EXPECT_GT(s["store"]["run_bytes"], 0);
   EXPECT_GE(s["store"]["max_run_id"], 1);
+  // This daemon holds its store's lease.
+  ASSERT_EQ(s["store"]["leases"].size(), 1u) << s.dump();
+  const Json& lease = s["store"]["leases"][0];
+  EXPECT_EQ(lease["name"], "scheduler");
+  EXPECT_THAT(lease["holder"].get<std::string>(),
+              ::testing::MatchesRegex(".* pid [0-9]+ scheduler 1"));
+  EXPECT_GE(lease["epoch"], 1);
+  EXPECT_GT(lease["remaining_seconds"], 0);
 
   const HttpResult bad = Do("GET", "/v1/status?verbose=1", {kReader});
   EXPECT_EQ(bad.status, 400);
@@ -226,6 +234,9 @@ TEST_F(ApiStatusTest, ChimeStatusIsAReadableSummary) {
                                "runs now:     0 pending, 0 running\n"));
   EXPECT_THAT(r.out, HasSubstr("\nstore:        5 jobs, 0 runs (0 B of run "
                                "history)\n"));
+  EXPECT_THAT(r.out, ContainsRegex("\nlease:        scheduler held by .* pid "
+                                   "[0-9]+ scheduler 1 \\(epoch [0-9]+, "
+                                   "[0-9][0-9dhms ]* left\\)\n"));
   EXPECT_THAT(r.out, HasSubstr("\njob files:    1 error (the version loaded "
                                "before stays in force)\n  "));
   EXPECT_THAT(r.out, HasSubstr("broken.yaml:"));
