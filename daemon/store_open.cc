@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
 #include "src/store/sqlite_store.h"
@@ -47,9 +48,13 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   for (bool logged = false;;) {
     absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
         Scheduler::Create(options);
-    // FailedPrecondition: another scheduler holds the store's lease.
-    if (scheduler.ok() || !SharedStore(config) ||
-        !absl::IsFailedPrecondition(scheduler.status())) {
+    // Another scheduler holds the store's lease (driver/recovery.cc); any
+    // other error is final.
+    const bool held_elsewhere =
+        absl::IsFailedPrecondition(scheduler.status()) &&
+        absl::StartsWith(scheduler.status().message(),
+                         "another scheduler holds the store's lease");
+    if (scheduler.ok() || !SharedStore(config) || !held_elsewhere) {
       if (scheduler.ok() && logged) log.Info("standby: took over the store");
       return scheduler;
     }
