@@ -3,6 +3,8 @@
 // standbys; when the scheduler dies a standby takes over within a few lease
 // ttls, and no fire runs twice; a scheduler that cannot renew its lease
 // stops (exit status 3) rather than run beside its successor.
+#include <signal.h>
+
 #include <fstream>
 #include <map>
 #include <string>
@@ -135,6 +137,49 @@ TEST_F(SharedStoreTest,
     if (l.node == "b") b_min = std::min(b_min, l.token);
   }
   EXPECT_GT(b_min, a_max);
+  EXPECT_EQ(b->Terminate(), 0);
+}
+
+// A zombie: the scheduler is frozen (SIGSTOP) for longer than its lease, a
+// standby takes over, then the zombie wakes up. It must start nothing -- its
+// own deadline passed while it slept -- and it leaves (status 3).
+TEST_F(SharedStoreTest,
+       AFrozenSchedulerThatWakesUpAfterATakeoverStartsNothing) {
+  std::unique_ptr<DaemonProcess> a = StartNode("a", true);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitForRuns("a", 2, absl::Seconds(20))) << a->LogText();
+  std::unique_ptr<DaemonProcess> b = StartNode("b", false);
+  ASSERT_NE(b, nullptr);
+  ASSERT_FALSE(b->WaitForLog([](const Json& j) {
+                  return absl::StartsWith(j.value("msg", ""),
+                                          "standby: another node");
+                }).is_null())
+      << b->LogText();
+
+  ASSERT_EQ(kill(a->pid(), SIGSTOP), 0);
+  const absl::Time frozen = absl::Now();
+  ASSERT_TRUE(WaitForRuns("b", 2, absl::Seconds(30))) << b->LogText();
+  ASSERT_EQ(kill(a->pid(), SIGCONT), 0);
+  EXPECT_EQ(a->WaitForExit(absl::Seconds(20)), 3) << a->LogText();
+  absl::SleepFor(absl::Seconds(1));  // b goes on meanwhile
+
+  // Nothing `a` ran was scheduled after it froze (an attempt running then
+  // may have finished its line later), and no fire ran twice.
+  std::map<std::pair<std::string, int>, std::string> ran;
+  for (const Line& l : Witness()) {
+    auto [it, fresh] = ran.emplace(std::pair(l.fire_id, l.attempt), l.node);
+    EXPECT_TRUE(fresh) << l.fire_id << " ran on " << it->second << " and "
+                       << l.node;
+    if (l.node != "a") continue;
+    // "<job>:<generation>:<scheduled time>"
+    const size_t second_colon = l.fire_id.find(':', l.fire_id.find(':') + 1);
+    const std::string when = l.fire_id.substr(second_colon + 1);
+    absl::Time scheduled;
+    std::string error;
+    ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, when, &scheduled, &error))
+        << when << ": " << error;
+    EXPECT_LE(scheduled, frozen) << l.fire_id << " started by the zombie";
+  }
   EXPECT_EQ(b->Terminate(), 0);
 }
 
