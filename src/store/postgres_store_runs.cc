@@ -49,19 +49,22 @@ class TransitionPlan {
 
   // A run of the batch and its stored state.
   void AddRun(RunId run, RunState state) { runs_[run].state = state; }
+  // A transition stored in the history of a run of the batch.
+  void AddHistory(RunId run, RunState from, RunState to, int32_t attempt) {
+    history_.insert(Step(run, from, to, attempt));
+  }
 
-  // Checks `t` against its run's state (as the earlier transitions of the
-  // batch left it) and folds it in. `in_history`: the same transition is
-  // stored already. NotFound, Aborted as TransitionRuns answers.
-  absl::Status Apply(const RunTransition& t, bool in_history) {
+  // Checks `t` against its run's state and history (as the earlier
+  // transitions of the batch left them) and folds it in. NotFound, Aborted as
+  // TransitionRuns answers.
+  absl::Status Apply(const RunTransition& t) {
     auto run = runs_.find(t.run);
     if (run == runs_.end()) return RunNotFoundError(t.run);
-    const auto step = std::make_tuple(t.run, t.from, t.to, t.attempt);
-    ASSIGN_OR_RETURN(bool apply,
-                     CheckTransition(run->second.state, t,
-                                     in_history || applied_.contains(step)));
+    const Step step(t.run, t.from, t.to, t.attempt);
+    ASSIGN_OR_RETURN(bool apply, CheckTransition(run->second.state, t,
+                                                 history_.contains(step)));
     if (!apply) return absl::OkStatus();
-    applied_.insert(step);
+    history_.insert(step);
     const std::pair<RunId, int32_t> key(t.run, t.attempt);
     if (t.to == RunState::kRunning) {
       attempts_[key] =
@@ -138,6 +141,8 @@ class TransitionPlan {
   }
 
  private:
+  using Step = std::tuple<RunId, RunState, RunState, int32_t>;
+
   struct Run {
     RunState state = RunState::kPending;
     bool changed = false;
@@ -172,7 +177,9 @@ class TransitionPlan {
   absl::Status WriteAttempts(PgTx& tx) const {
     PgArray runs, numbers, opened, started, finished, outcomes, exit_codes,
         details, outputs, truncated;
+    int opened_count = 0;
     for (const auto& [key, a] : attempts_) {
+      opened_count += a.opened ? 1 : 0;
       runs.Int(Id(key.first));
       numbers.Int(key.second);
       opened.Bool(a.opened);
@@ -195,20 +202,24 @@ class TransitionPlan {
   "$10::boolean[]) AS a(run, number, opened, started_at, finished_at, "   \
   "outcome, exit_code, detail, output, truncated)"
     // Both statements take the same arrays: the first writes the attempts
-    // opened, the second the ones closed only.
-    RETURN_IF_ERROR(
-        tx.Run("INSERT INTO attempts SELECT a.run, a.number, $11::bigint, "
-               "a.started_at, a.finished_at, a.outcome, a.exit_code, "
-               "decode(a.detail, 'hex'), decode(a.output, 'hex'), a.truncated "
-               "FROM " CHIME_PG_UNNEST_ATTEMPTS " WHERE a.opened "
-               "ON CONFLICT (run_id, number) DO UPDATE SET "
-               "token = EXCLUDED.token, started_at = EXCLUDED.started_at, "
-               "finished_at = EXCLUDED.finished_at, outcome = "
-               "EXCLUDED.outcome, exit_code = EXCLUDED.exit_code, detail = "
-               "EXCLUDED.detail, output = EXCLUDED.output, output_truncated = "
-               "EXCLUDED.output_truncated",
-               WithToken(params))
-            .status());
+    // opened, the second the ones closed only; each runs only if it has rows.
+    if (opened_count > 0) {
+      RETURN_IF_ERROR(
+          tx.Run(
+                "INSERT INTO attempts SELECT a.run, a.number, $11::bigint, "
+                "a.started_at, a.finished_at, a.outcome, a.exit_code, "
+                "decode(a.detail, 'hex'), decode(a.output, 'hex'), a.truncated "
+                "FROM " CHIME_PG_UNNEST_ATTEMPTS " WHERE a.opened "
+                "ON CONFLICT (run_id, number) DO UPDATE SET "
+                "token = EXCLUDED.token, started_at = EXCLUDED.started_at, "
+                "finished_at = EXCLUDED.finished_at, outcome = "
+                "EXCLUDED.outcome, exit_code = EXCLUDED.exit_code, detail = "
+                "EXCLUDED.detail, output = EXCLUDED.output, output_truncated = "
+                "EXCLUDED.output_truncated",
+                WithToken(params))
+              .status());
+    }
+    if (opened_count == runs.size()) return absl::OkStatus();
     return tx
         .Run(
             "UPDATE attempts SET finished_at = a.finished_at, outcome = "
@@ -226,7 +237,9 @@ class TransitionPlan {
   const int64_t token_;
   const size_t max_output_bytes_;
   absl::flat_hash_map<RunId, Run> runs_;
-  absl::flat_hash_set<std::tuple<RunId, RunState, RunState, int32_t>> applied_;
+  // (run, from, to, attempt) of every transition in the runs' histories:
+  // stored, or applied by the batch.
+  absl::flat_hash_set<Step> history_;
   // Ordered, so that the rows go in one order every time.
   std::map<std::pair<RunId, int32_t>, Attempt> attempts_;
   TransitionRows transitions_;
@@ -238,44 +251,36 @@ absl::Status PostgresStore::TransitionRuns(
     const Fence& fence, absl::Span<const RunTransition> batch,
     MonoTime deadline) {
   RETURN_IF_ERROR(ValidateTransitions(batch));
-  PgArray runs, from, to, attempts;
-  for (const RunTransition& t : batch) {
-    runs.Int(Id(t.run));
-    from.Int(State(t.from));
-    to.Int(State(t.to));
-    attempts.Int(t.attempt);
-  }
+  PgArray runs;
+  for (const RunTransition& t : batch) runs.Int(Id(t.run));
   return Write(deadline, [&](PgTx& tx) -> absl::Status {
     RETURN_IF_ERROR(CheckFence(tx, fence));
     if (batch.empty()) return absl::OkStatus();
     // The runs are locked first, in id order (batches that share runs do not
-    // deadlock); the histories are read after, by a statement of its own, so
-    // that they include what the lock waited for.
+    // deadlock); their histories are read after, by a statement of its own,
+    // so that they include what the lock waited for. Both read through the
+    // primary keys' index (= ANY), whatever the planner makes of a join.
     ASSIGN_OR_RETURN(PgResult states,
                      tx.Run("SELECT id, state FROM runs WHERE id = "
                             "ANY($1::bigint[]) ORDER BY id FOR UPDATE",
                             {runs.Param()}));
     ASSIGN_OR_RETURN(
-        PgResult stored,
-        tx.Run("SELECT b.i FROM unnest($1::bigint[], $2::smallint[], "
-               "$3::smallint[], $4::integer[]) WITH ORDINALITY AS b(run, "
-               "from_state, to_state, attempt, i) WHERE EXISTS (SELECT 1 FROM "
-               "transitions x WHERE x.run_id = b.run AND x.from_state = "
-               "b.from_state AND x.to_state = b.to_state AND x.attempt = "
-               "b.attempt)",
-               {runs.Param(), from.Param(), to.Param(), attempts.Param()}));
+        PgResult history,
+        tx.Run("SELECT run_id, from_state, to_state, attempt FROM transitions "
+               "WHERE run_id = ANY($1::bigint[])",
+               {runs.Param()}));
     TransitionPlan plan(fence.token, options_.max_output_bytes);
     for (int i = 0; i < states.rows(); ++i) {
       plan.AddRun(static_cast<RunId>(states.Int(i, 0)),
                   static_cast<RunState>(states.Int(i, 1)));
     }
-    std::vector<bool> in_history(batch.size());
-    for (int i = 0; i < stored.rows(); ++i) {
-      in_history.at(stored.Int(i, 0) - 1) = true;  // ordinality counts from 1
+    for (int i = 0; i < history.rows(); ++i) {
+      plan.AddHistory(static_cast<RunId>(history.Int(i, 0)),
+                      static_cast<RunState>(history.Int(i, 1)),
+                      static_cast<RunState>(history.Int(i, 2)),
+                      static_cast<int32_t>(history.Int(i, 3)));
     }
-    for (size_t i = 0; i < batch.size(); ++i) {
-      RETURN_IF_ERROR(plan.Apply(batch[i], in_history[i]));
-    }
+    for (const RunTransition& t : batch) RETURN_IF_ERROR(plan.Apply(t));
     return plan.Write(tx);
   });
 }
