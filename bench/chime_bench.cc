@@ -7,6 +7,7 @@
 //   chime-bench cron --n 10000 --duration-s 10
 //   chime-bench register --n 100000
 //   chime-bench store --writers 1,8,64 --batch 1,100 --seconds 3
+//   chime-bench store --store postgres --writers 1,8 --batch 1,100
 #include <iostream>
 #include <string>
 #include <vector>
@@ -22,8 +23,9 @@ int main(int argc, char** argv) {
       "  timers --n N      one-shot jobs: insert rate, lateness, missed fires\n"
       "  cron --n N        N every-second cron jobs: lateness, missed fires\n"
       "  register --n N    add and remove N cron jobs: rates\n"
-      "  store             durable claims and transitions through SqliteStore,"
-      "\n                    beside the disk's raw flush rate (a table)\n"
+      "  store             durable claims and transitions through SqliteStore"
+      "\n                    (or --store postgres), beside the disk's raw "
+      "flush\n                    rate (a table)\n"
       "(see bench/workloads.h for every argument)\n";
   if (argc < 2) {
     std::cerr << usage;

@@ -1,6 +1,7 @@
 // The store workload of chime-bench: durable claims and run transitions per
-// second through store::SqliteStore, beside the raw flush rate of the disk
-// under it (see RunStore in bench/workloads.h).
+// second through store::SqliteStore or store::PostgresStore
+// (store_backends.h), beside the raw flush rate of the disk under the
+// benchmark's directory (see RunStore in bench/workloads.h).
 //
 // Each writer thread plays a scheduler's hot path for its own job: claim
 // `batch` fires (one ClaimFires under the lease's fence), start their runs
@@ -9,6 +10,8 @@
 // transition is an item; every call is one durable write, acknowledged after
 // the store thread's group commit. With batch 1 each item is its own call, so
 // any gain over one flush per item comes from group commit across writers.
+// Each run has jobs and RunIds of its own (bench-<run>-<writer>, RunIds from
+// (run << 48) + ((writer + 1) << 40)), so that runs may share a database.
 //
 // The raw flush probe writes a 4 KiB block and calls fdatasync, in the same
 // directory as the database: SQLite 3.40 in WAL mode with synchronous=FULL
@@ -26,6 +29,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -40,16 +44,14 @@
 #include "absl/time/time.h"
 #include "bench/bench_args.h"
 #include "bench/bench_clock.h"
+#include "bench/store_backends.h"
 #include "bench/workloads.h"
 #include "chime/clock.h"
 #include "chime/store.h"
 #include "src/base/status_macros.h"
-#include "src/store/sqlite_store.h"
 
 namespace chime::bench {
 namespace {
-
-using store::SqliteStore;
 
 constexpr size_t kFlushBlockBytes = 4096;
 constexpr int64_t kFlushFileBlocks = 1024;
@@ -134,7 +136,7 @@ absl::StatusOr<LatencySummary> MeasureRawFlush(const std::string& dir,
 }
 
 struct RunConfig {
-  SqliteStore::Durability durability = SqliteStore::Durability::kSynced;
+  Durability durability = Durability::kSynced;
   int writers = 1;
   int batch = 1;
   absl::Duration duration;
@@ -145,6 +147,7 @@ struct RunResult {
   int64_t items = 0;
   int64_t commits = 0;  // store transactions during the run
   double cpu = 0;       // process CPU seconds per second during the run
+  double machine = 0;   // the machine's busy cores during the run
   LatencySummary calls;
 };
 
@@ -192,18 +195,15 @@ absl::Status WriterLoop(Store& store, const Fence& fence, const JobRecord& job,
   return absl::OkStatus();
 }
 
-// Opens a new store in `data_dir`, registers one job per writer, takes the
-// lease and runs the writers together.
-absl::StatusOr<RunResult> RunWriters(const std::string& data_dir,
+// Opens a fresh store, registers one job per writer, takes the lease and runs
+// the writers together. `run` numbers the runs of one process.
+absl::StatusOr<RunResult> RunWriters(StoreBackend& backend, int run,
                                      const RunConfig& config) {
-  SqliteStore::Options options;
-  options.data_dir = data_dir;
-  options.durability = config.durability;
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store,
-                   SqliteStore::Open(options));
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                   backend.OpenFresh(config.durability, config.writers));
   std::vector<JobWrite> writes(config.writers);
   for (int w = 0; w < config.writers; ++w) {
-    writes[w].spec.key.id = absl::StrCat("bench-", w);
+    writes[w].spec.key.id = absl::StrCat("bench-", run, "-", w);
     writes[w].spec.trigger.expression = "* * * * * *";
   }
   const MonoTime setup_deadline = RealClock::Get().MonoNow() + kCallTimeout;
@@ -219,16 +219,19 @@ absl::StatusOr<RunResult> RunWriters(const std::string& data_dir,
   std::vector<std::vector<double>> call_ms(config.writers);
   std::vector<absl::Status> statuses(config.writers);
   std::vector<std::thread> threads;
-  const int64_t commits_before = store->CommittedTransactions();
+  const std::optional<int64_t> commits_before = backend.Commits(*store);
   const double cpu_before = ProcessCpuSeconds();
+  std::vector<int64_t> machine_ticks;
+  MachineBusyCores(machine_ticks);
   const SteadyClock::time_point start = SteadyClock::now();
   const SteadyClock::time_point end =
       start + absl::ToChronoNanoseconds(config.duration);
   for (int w = 0; w < config.writers; ++w) {
     threads.emplace_back([&, w] {
-      statuses[w] =
-          WriterLoop(*store, fence, jobs[w], (static_cast<RunId>(w) + 1) << 40,
-                     config, end, items, failed, call_ms[w]);
+      statuses[w] = WriterLoop(
+          *store, fence, jobs[w],
+          (static_cast<RunId>(run) << 48) + ((static_cast<RunId>(w) + 1) << 40),
+          config, end, items, failed, call_ms[w]);
       if (!statuses[w].ok()) failed.store(true);
     });
   }
@@ -238,12 +241,15 @@ absl::StatusOr<RunResult> RunWriters(const std::string& data_dir,
 
   RunResult result;
   result.items = items.load();
-  result.commits = store->CommittedTransactions() - commits_before;
   result.cpu = (ProcessCpuSeconds() - cpu_before) / seconds;
+  result.machine = MachineBusyCores(machine_ticks);
   std::vector<double> all;
   for (const std::vector<double>& v : call_ms)
     all.insert(all.end(), v.begin(), v.end());
   result.calls = Summarize(all, seconds);
+  const std::optional<int64_t> commits_after = backend.Commits(*store);
+  result.commits =
+      commits_after ? *commits_after - *commits_before : result.calls.count;
   return result;
 }
 
@@ -262,9 +268,9 @@ absl::StatusOr<std::vector<int>> ParseList(const std::string& flag,
   return out;
 }
 
-absl::StatusOr<std::vector<SqliteStore::Durability>> ParseDurability(
+absl::StatusOr<std::vector<Durability>> ParseDurability(
     const std::string& text) {
-  using D = SqliteStore::Durability;
+  using D = Durability;
   if (text == "synced") return std::vector<D>{D::kSynced};
   if (text == "relaxed") return std::vector<D>{D::kRelaxed};
   if (text == "both") return std::vector<D>{D::kSynced, D::kRelaxed};
@@ -280,8 +286,20 @@ std::string BinaryDir() {
   return ec ? "." : exe.parent_path().string();
 }
 
-const char* Name(SqliteStore::Durability d) {
-  return d == SqliteStore::Durability::kSynced ? "synced" : "relaxed";
+const char* Name(Durability d) {
+  return d == Durability::kSynced ? "synced" : "relaxed";
+}
+
+absl::StatusOr<std::unique_ptr<StoreBackend>> MakeBackend(const Args& args,
+                                                          const TempDir& dir) {
+  const std::string& kind = args.String("store");
+  if (kind == "sqlite" && args.String("conninfo").empty()) {
+    return MakeSqliteBackend(dir.path());
+  }
+  if (kind == "postgres") return MakePostgresBackend(args.String("conninfo"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--store: \"", kind,
+                   "\" is not sqlite or postgres (--conninfo needs postgres)"));
 }
 
 absl::Status Run(const Args& args, std::ostream& out) {
@@ -289,7 +307,7 @@ absl::Status Run(const Args& args, std::ostream& out) {
                    ParseList("writers", args.String("writers"), 1024));
   ASSIGN_OR_RETURN(std::vector<int> batches,
                    ParseList("batch", args.String("batch"), 100'000));
-  ASSIGN_OR_RETURN(std::vector<SqliteStore::Durability> modes,
+  ASSIGN_OR_RETURN(std::vector<Durability> modes,
                    ParseDurability(args.String("durability")));
   double seconds = 0, flush_seconds = 0, latency_seconds = 0;
   int64_t max_items = 0, latency_writes = 0;
@@ -308,8 +326,10 @@ absl::Status Run(const Args& args, std::ostream& out) {
   const std::string parent =
       args.String("dir").empty() ? BinaryDir() : args.String("dir");
   ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create(parent));
-  out << "chime-bench store: durable writes through SqliteStore\n"
-      << "directory: " << dir->path() << " (removed at exit)\n\n";
+  ASSIGN_OR_RETURN(std::unique_ptr<StoreBackend> backend,
+                   MakeBackend(args, *dir));
+  out << "chime-bench store: durable writes through " << backend->Describe()
+      << "\ndirectory: " << dir->path() << " (removed at exit)\n\n";
 
   // The disk's flush latency changes from minute to minute on a shared
   // machine, so every run is compared with a probe made just before it.
@@ -322,13 +342,7 @@ absl::Status Run(const Args& args, std::ostream& out) {
     Row row;
     ASSIGN_OR_RETURN(
         row.flush, MeasureRawFlush(dir->path(), absl::Seconds(flush_seconds)));
-    const std::string data_dir =
-        absl::StrCat(dir->path(), "/run-", run_number++);
-    absl::StatusOr<RunResult> run = RunWriters(data_dir, config);
-    std::error_code ec;
-    std::filesystem::remove_all(data_dir, ec);
-    if (!run.ok()) return run.status();
-    row.run = *std::move(run);
+    ASSIGN_OR_RETURN(row.run, RunWriters(*backend, run_number++, config));
     return row;
   };
 
@@ -355,10 +369,11 @@ absl::Status Run(const Args& args, std::ostream& out) {
       one.run.calls.p99_ms / one.flush.p99_ms);
 
   out << absl::StrFormat(
-      "%-7s %5s %7s %9s %8s %9s %10s %9s %9s %4s %8s %9s %7s\n", "mode",
+      "%-7s %5s %7s %9s %8s %9s %10s %9s %9s %4s %4s %8s %9s %7s\n", "mode",
       "batch", "writers", "items/s", "calls/s", "commits/s", "writes/cmt",
-      "call p50", "call p99", "cpu", "flush/s", "flush p50", "items/flush");
-  for (SqliteStore::Durability mode : modes) {
+      "call p50", "call p99", "cpu", "busy", "flush/s", "flush p50",
+      "items/flush");
+  for (Durability mode : modes) {
     for (int batch : batches) {
       for (int writers : writer_counts) {
         ASSIGN_OR_RETURN(Row row, measure({mode, writers, batch,
@@ -368,20 +383,23 @@ absl::Status Run(const Args& args, std::ostream& out) {
         const double flushes_per_s = row.flush.count / row.flush.seconds;
         out << absl::StrFormat(
                    "%-7s %5d %7d %9.0f %8.0f %9.0f %10.1f %6.3f ms %6.3f ms "
-                   "%4.2f %8.0f %6.3f ms %7.1f\n",
+                   "%4.2f %4.2f %8.0f %6.3f ms %7.1f\n",
                    Name(mode), batch, writers, r.items / s, r.calls.count / s,
                    r.commits / s,
                    static_cast<double>(r.calls.count) /
                        std::max<int64_t>(r.commits, 1),
-                   r.calls.p50_ms, r.calls.p99_ms, r.cpu, flushes_per_s,
-                   row.flush.p50_ms, (r.items / s) / flushes_per_s)
+                   r.calls.p50_ms, r.calls.p99_ms, r.cpu, r.machine,
+                   flushes_per_s, row.flush.p50_ms,
+                   (r.items / s) / flushes_per_s)
             << std::flush;
       }
     }
   }
   out << "\nitems: claims + transitions, each durable when acknowledged; "
          "writes/cmt: calls per group commit;\ncpu: process CPU seconds per "
-         "second; flush: the raw probe just before the run; items/flush: "
+         "second; busy: the machine's busy cores (every process, a database "
+         "server\n"
+         "included); flush: the raw probe just before the run; items/flush: "
          "items/s over its flushes/s\n";
   return absl::OkStatus();
 }
@@ -392,6 +410,8 @@ int RunStore(const std::vector<std::string>& argv, std::ostream& out) {
   Args args;
   if (!Args::Parse("store", argv,
                    {{"dir", ""},
+                    {"store", "sqlite"},
+                    {"conninfo", ""},
                     {"writers", "1,8,64"},
                     {"batch", "1,100"},
                     {"durability", "synced"},

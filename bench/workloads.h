@@ -55,18 +55,21 @@ int RunCron(const std::vector<std::string>& args, std::ostream& out);
 int RunRegister(const std::vector<std::string>& args, std::ostream& out);
 
 // `chime-bench store [--writers 1,8,64] [--batch 1,100] [--seconds 3]
-// [--durability synced|relaxed|both] [--dir D]`: durable writes through
-// store::SqliteStore (store_workload.cc), in a temporary directory under D
-// (default: the binary's directory, inside the build directory), removed at
-// exit. First the latency of one acknowledged write (synced, 1 writer, 1 item
-// per call, up to --latency-writes or --latency-seconds), then for each mode,
-// batch size and writer count a fresh store where every writer claims `batch`
-// fires and moves their runs pending -> running -> succeeded, for --seconds or
-// until --max-items. Before every run, a probe of the disk's raw flush (a 4 KiB
-// block overwritten in place + fdatasync, for --flush-seconds). Prints a table,
-// not JSON: items (claims + transitions) per second, calls and commits per
-// second, calls per commit, call latency p50 / p99, process CPU, and the
-// probe's flushes per second and p50.
+// [--durability synced|relaxed|both] [--dir D] [--store sqlite|postgres]
+// [--conninfo C]`: durable writes through store::SqliteStore, or
+// store::PostgresStore on a PostgreSQL 15 server the benchmark starts (or the
+// one --conninfo names) (store_workload.cc, store_backends.h), with a
+// temporary directory under D (default: the binary's directory, inside the
+// build directory), removed at exit. First the latency of one acknowledged
+// write (synced, 1 writer, 1 item per call, up to --latency-writes or
+// --latency-seconds), then for each mode, batch size and writer count a fresh
+// store where every writer claims `batch` fires and moves their runs pending ->
+// running -> succeeded, for --seconds or until --max-items. Before every run, a
+// probe of the disk's raw flush (a 4 KiB block overwritten in place +
+// fdatasync, for --flush-seconds). Prints a table, not JSON: items (claims +
+// transitions) per second, calls and commits per second, calls per commit, call
+// latency p50 / p99, process CPU, and the probe's flushes per second and p50,
+// and the machine's busy cores.
 int RunStore(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace chime::bench

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -51,6 +52,33 @@ PgParam PgParam::Bytes(absl::string_view bytes) {
   p.binary_ = true;
   return p;
 }
+
+// --- PgArray ---
+
+void PgArray::Separate() {
+  if (size_++ > 0) text_.push_back(',');
+}
+
+PgArray& PgArray::Int(int64_t v) {
+  Separate();
+  absl::StrAppend(&text_, v);
+  return *this;
+}
+
+PgArray& PgArray::Bool(bool v) {
+  Separate();
+  text_.push_back(v ? 't' : 'f');
+  return *this;
+}
+
+PgArray& PgArray::Hex(absl::string_view bytes) {
+  Separate();
+  // Quoted, so that an empty string is an empty element rather than none.
+  absl::StrAppend(&text_, "\"", absl::BytesToHexString(bytes), "\"");
+  return *this;
+}
+
+PgParam PgArray::Param() const { return PgParam(absl::StrCat(text_, "}")); }
 
 // --- PgResult ---
 

@@ -64,6 +64,35 @@ class PgParam {
   bool binary_ = false;
 };
 
+// A one-dimensional array parameter in PostgreSQL's text format ("{1,2,3}"),
+// for statements that take a whole batch at once:
+//
+//   PgArray runs, states;
+//   for (const Item& item : batch) runs.Int(item.run), states.Int(item.state);
+//   tx.Run("UPDATE runs SET state = u.state FROM unnest($1::bigint[], "
+//          "$2::smallint[]) AS u(id, state) WHERE runs.id = u.id",
+//          {runs.Param(), states.Param()});
+//
+// Bytes go as hex text: declare the parameter text[] and read each element
+// with decode(x, 'hex'). Arrays of one statement must have equal lengths for
+// unnest to pair their elements.
+class PgArray {
+ public:
+  PgArray& Int(int64_t v);
+  PgArray& Bool(bool v);
+  PgArray& Hex(absl::string_view bytes);
+
+  int size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  PgParam Param() const;
+
+ private:
+  void Separate();
+
+  std::string text_ = "{";
+  int size_ = 0;
+};
+
 // A statement's result rows (text format). Column accessors CHECK the row and
 // column exist.
 class PgResult {

@@ -1,6 +1,6 @@
 // PostgresStore: opening, transactions, leases (and the fence check),
-// idempotency keys, info. Jobs and fires are in postgres_store_jobs.cc, runs
-// in postgres_store_runs.cc.
+// idempotency keys, info. Jobs are in postgres_store_jobs.cc, fires in
+// postgres_store_fires.cc, runs in postgres_store_runs.cc.
 #include "src/store/postgres_store.h"
 
 #include <utility>

@@ -13,6 +13,13 @@
 // transaction (one snapshot). Open applies the schema migrations
 // (postgres_schema.h), safely when several nodes open at once.
 //
+// Batches cost a fixed number of statements, whatever their size: ClaimFires,
+// TransitionRuns and LookupClaims send their items as array parameters, one
+// array per column, that the statement pairs again with unnest(); the checks
+// a batch needs (states, histories, watermarks) are read in one statement and
+// decided here, in batch order, and each table is then written by one
+// INSERT ... ON CONFLICT or UPDATE ... FROM.
+//
 // Leases are rows (name, holder, epoch, expires_at); the epoch is the fencing
 // token, drawn from a sequence at every grant to a new holder, so tokens only
 // grow. They are not advisory locks: a paused or partitioned holder keeps an

@@ -1,7 +1,11 @@
 // PostgresStore: run transitions, history and retention.
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/base/status_macros.h"
@@ -32,56 +36,214 @@ RunRecord RunFromRow(const PgResult& r, int i) {
 int64_t Id(RunId run) { return static_cast<int64_t>(run); }
 int64_t State(RunState s) { return static_cast<int64_t>(s); }
 
-// Applies one transition already checked against the run's state.
-absl::Status ApplyTransition(PgTx& tx, const RunTransition& t, int64_t token,
-                             size_t max_output_bytes) {
-  size_t kept_output = 0;
-  if (t.to == RunState::kRunning) {
-    RETURN_IF_ERROR(
-        tx.Run(
-              "INSERT INTO attempts VALUES ($1::bigint, $2::integer, "
-              "$3::bigint, $4::bigint, $5::bigint, $6::smallint, 0, ''::bytea, "
-              "''::bytea, false) ON CONFLICT (run_id, number) DO UPDATE SET "
-              "token = EXCLUDED.token, started_at = EXCLUDED.started_at, "
-              "finished_at = EXCLUDED.finished_at, outcome = "
-              "EXCLUDED.outcome, exit_code = 0, detail = ''::bytea, "
-              "output = ''::bytea, output_truncated = false",
-              {Id(t.run), t.attempt, token, TimeToNanos(t.at),
-               TimeToNanos(absl::InfiniteFuture()), State(RunState::kRunning)})
-            .status());
+// What a batch of transitions does, decided in C++ from the runs' states and
+// the transitions already in their histories, and written as one statement
+// per table. Transitions apply in batch order, so several of one run (pending
+// -> running -> succeeded) fold into the run's final row and each attempt's
+// final row; ON CONFLICT DO UPDATE and UPDATE ... FROM must not touch a row
+// twice in one statement, and after the fold none does.
+class TransitionPlan {
+ public:
+  TransitionPlan(int64_t token, size_t max_output_bytes)
+      : token_(token), max_output_bytes_(max_output_bytes) {}
+
+  // A run of the batch and its stored state.
+  void AddRun(RunId run, RunState state) { runs_[run].state = state; }
+  // A transition stored in the history of a run of the batch.
+  void AddHistory(RunId run, RunState from, RunState to, int32_t attempt) {
+    history_.insert(Step(run, from, to, attempt));
   }
-  if (t.from == RunState::kRunning) {
-    std::string output = t.output;
-    const bool truncated = TruncateOutput(&output, max_output_bytes);
-    kept_output = output.size();
-    RETURN_IF_ERROR(
-        tx.Run("UPDATE attempts SET finished_at = $1::bigint, outcome = "
-               "$2::smallint, exit_code = $3::integer, detail = $4, "
-               "output = $5, output_truncated = $6::boolean "
-               "WHERE run_id = $7::bigint AND number = $8::integer",
-               {TimeToNanos(t.at), State(t.to), t.exit_code,
-                PgParam::Bytes(t.detail), PgParam::Bytes(output),
-                truncated ? "true" : "false", Id(t.run), t.attempt})
-            .status());
+
+  // Checks `t` against its run's state and history (as the earlier
+  // transitions of the batch left them) and folds it in. NotFound, Aborted as
+  // TransitionRuns answers.
+  absl::Status Apply(const RunTransition& t) {
+    auto run = runs_.find(t.run);
+    if (run == runs_.end()) return RunNotFoundError(t.run);
+    const Step step(t.run, t.from, t.to, t.attempt);
+    ASSIGN_OR_RETURN(bool apply, CheckTransition(run->second.state, t,
+                                                 history_.contains(step)));
+    if (!apply) return absl::OkStatus();
+    history_.insert(step);
+    const std::pair<RunId, int32_t> key(t.run, t.attempt);
+    if (t.to == RunState::kRunning) {
+      attempts_[key] =
+          Attempt{true, TimeToNanos(t.at), TimeToNanos(absl::InfiniteFuture()),
+                  RunState::kRunning};
+    }
+    size_t kept_output = 0;
+    if (t.from == RunState::kRunning) {
+      Attempt& attempt = attempts_[key];  // closes a stored one if not opened
+      attempt.finished_at = TimeToNanos(t.at);
+      attempt.outcome = t.to;
+      attempt.exit_code = t.exit_code;
+      attempt.detail = t.detail;
+      attempt.output = t.output;
+      attempt.truncated = TruncateOutput(&attempt.output, max_output_bytes_);
+      kept_output = attempt.output.size();
+    }
+    Run& r = run->second;
+    r.state = t.to;
+    r.changed = true;
+    r.attempt = std::max(r.attempt, t.attempt);
+    r.at = TimeToNanos(t.at);
+    r.detail = t.detail;
+    r.bytes += TransitionBytes(t, kept_output);
+    transitions_.run.Int(Id(t.run));
+    transitions_.seq.Int(++r.steps);
+    transitions_.from.Int(State(t.from));
+    transitions_.to.Int(State(t.to));
+    transitions_.attempt.Int(t.attempt);
+    transitions_.at.Int(TimeToNanos(t.at));
+    transitions_.detail.Hex(t.detail);
+    return absl::OkStatus();
   }
-  RETURN_IF_ERROR(
-      tx.Run("INSERT INTO transitions SELECT $1::bigint, "
-             "COALESCE(MAX(seq), 0) + 1, $2::smallint, $3::smallint, "
-             "$4::integer, $5::bigint, $6::bigint, $7::bytea "
-             "FROM transitions WHERE run_id = $1::bigint",
-             {Id(t.run), State(t.from), State(t.to), t.attempt, token,
-              TimeToNanos(t.at), PgParam::Bytes(t.detail)})
-          .status());
-  return tx
-      .Run(
-          "UPDATE runs SET state = $1::smallint, attempt = GREATEST(attempt, "
-          "$2::integer), token = $3::bigint, updated_at = $4::bigint, "
-          "detail = $5, bytes = bytes + $6::bigint WHERE id = $7::bigint",
-          {State(t.to), t.attempt, token, TimeToNanos(t.at),
-           PgParam::Bytes(t.detail), TransitionBytes(t, kept_output),
-           Id(t.run)})
-      .status();
-}
+
+  // Appends the transitions to the runs' histories (after their stored
+  // ones), writes the attempts opened or closed, and the runs' new rows.
+  absl::Status Write(PgTx& tx) const {
+    if (transitions_.run.empty()) return absl::OkStatus();  // all re-sends
+    RETURN_IF_ERROR(
+        tx.Run("INSERT INTO transitions SELECT u.run, COALESCE((SELECT "
+               "MAX(seq) FROM transitions x WHERE x.run_id = u.run), 0) + "
+               "u.seq, u.from_state, u.to_state, u.attempt, $8::bigint, u.at, "
+               "decode(u.detail, 'hex') FROM unnest($1::bigint[], "
+               "$2::integer[], $3::smallint[], $4::smallint[], $5::integer[], "
+               "$6::bigint[], $7::text[]) AS u(run, seq, from_state, "
+               "to_state, attempt, at, detail)",
+               {transitions_.run.Param(), transitions_.seq.Param(),
+                transitions_.from.Param(), transitions_.to.Param(),
+                transitions_.attempt.Param(), transitions_.at.Param(),
+                transitions_.detail.Param(), token_})
+            .status());
+    RETURN_IF_ERROR(WriteAttempts(tx));
+    PgArray ids, states, attempts, ats, details, bytes;
+    for (const auto& [id, run] : runs_) {
+      if (!run.changed) continue;
+      ids.Int(Id(id));
+      states.Int(State(run.state));
+      attempts.Int(run.attempt);
+      ats.Int(run.at);
+      details.Hex(run.detail);
+      bytes.Int(run.bytes);
+    }
+    return tx
+        .Run(
+            "UPDATE runs SET state = u.state, attempt = GREATEST(runs.attempt, "
+            "u.attempt), token = $7::bigint, updated_at = u.at, detail = "
+            "decode(u.detail, 'hex'), bytes = runs.bytes + u.bytes FROM "
+            "unnest($1::bigint[], $2::smallint[], $3::integer[], "
+            "$4::bigint[], $5::text[], $6::bigint[]) AS u(id, state, "
+            "attempt, at, detail, bytes) WHERE runs.id = u.id",
+            {ids.Param(), states.Param(), attempts.Param(), ats.Param(),
+             details.Param(), bytes.Param(), token_})
+        .status();
+  }
+
+ private:
+  using Step = std::tuple<RunId, RunState, RunState, int32_t>;
+
+  struct Run {
+    RunState state = RunState::kPending;
+    bool changed = false;
+    int32_t attempt = 0;  // the highest attempt of the batch's transitions
+    int64_t at = 0;
+    std::string detail;
+    int64_t bytes = 0;  // added to the stored count
+    int32_t steps = 0;  // transitions added to the history
+  };
+  // An attempt's row after the batch. `opened`: (re)started by the batch,
+  // written whole (an attempt started again starts afresh); otherwise a
+  // stored attempt the batch closed, and only the closing columns change.
+  struct Attempt {
+    bool opened = false;
+    int64_t started_at = 0;
+    int64_t finished_at = 0;
+    RunState outcome = RunState::kRunning;
+    int32_t exit_code = 0;
+    std::string detail;
+    std::string output;
+    bool truncated = false;
+  };
+  struct TransitionRows {
+    PgArray run, seq, from, to, attempt, at, detail;
+  };
+
+  std::vector<PgParam> WithToken(std::vector<PgParam> params) const {
+    params.push_back(token_);
+    return params;
+  }
+
+  absl::Status WriteAttempts(PgTx& tx) const {
+    PgArray runs, numbers, opened, started, finished, outcomes, exit_codes,
+        details, outputs, truncated;
+    int opened_count = 0;
+    for (const auto& [key, a] : attempts_) {
+      opened_count += a.opened ? 1 : 0;
+      runs.Int(Id(key.first));
+      numbers.Int(key.second);
+      opened.Bool(a.opened);
+      started.Int(a.started_at);
+      finished.Int(a.finished_at);
+      outcomes.Int(State(a.outcome));
+      exit_codes.Int(a.exit_code);
+      details.Hex(a.detail);
+      outputs.Hex(a.output);
+      truncated.Bool(a.truncated);
+    }
+    if (runs.empty()) return absl::OkStatus();
+    std::vector<PgParam> params = {
+        runs.Param(),     numbers.Param(),  opened.Param(),     started.Param(),
+        finished.Param(), outcomes.Param(), exit_codes.Param(), details.Param(),
+        outputs.Param(),  truncated.Param()};
+#define CHIME_PG_UNNEST_ATTEMPTS                                          \
+  "unnest($1::bigint[], $2::integer[], $3::boolean[], $4::bigint[], "     \
+  "$5::bigint[], $6::smallint[], $7::integer[], $8::text[], $9::text[], " \
+  "$10::boolean[]) AS a(run, number, opened, started_at, finished_at, "   \
+  "outcome, exit_code, detail, output, truncated)"
+    // Both statements take the same arrays: the first writes the attempts
+    // opened, the second the ones closed only; each runs only if it has rows.
+    if (opened_count > 0) {
+      RETURN_IF_ERROR(
+          tx.Run(
+                "INSERT INTO attempts SELECT a.run, a.number, $11::bigint, "
+                "a.started_at, a.finished_at, a.outcome, a.exit_code, "
+                "decode(a.detail, 'hex'), decode(a.output, 'hex'), a.truncated "
+                "FROM " CHIME_PG_UNNEST_ATTEMPTS " WHERE a.opened "
+                "ON CONFLICT (run_id, number) DO UPDATE SET "
+                "token = EXCLUDED.token, started_at = EXCLUDED.started_at, "
+                "finished_at = EXCLUDED.finished_at, outcome = "
+                "EXCLUDED.outcome, exit_code = EXCLUDED.exit_code, detail = "
+                "EXCLUDED.detail, output = EXCLUDED.output, output_truncated = "
+                "EXCLUDED.output_truncated",
+                WithToken(params))
+              .status());
+    }
+    if (opened_count == runs.size()) return absl::OkStatus();
+    return tx
+        .Run(
+            "UPDATE attempts SET finished_at = a.finished_at, outcome = "
+            "a.outcome, exit_code = a.exit_code, detail = decode(a.detail, "
+            "'hex'), output = decode(a.output, 'hex'), output_truncated = "
+            "a.truncated FROM " CHIME_PG_UNNEST_ATTEMPTS
+            " WHERE NOT "
+            "a.opened AND attempts.run_id = a.run AND attempts.number = "
+            "a.number",
+            params)
+        .status();
+#undef CHIME_PG_UNNEST_ATTEMPTS
+  }
+
+  const int64_t token_;
+  const size_t max_output_bytes_;
+  absl::flat_hash_map<RunId, Run> runs_;
+  // (run, from, to, attempt) of every transition in the runs' histories:
+  // stored, or applied by the batch.
+  absl::flat_hash_set<Step> history_;
+  // Ordered, so that the rows go in one order every time.
+  std::map<std::pair<RunId, int32_t>, Attempt> attempts_;
+  TransitionRows transitions_;
+};
 
 }  // namespace
 
@@ -89,30 +251,37 @@ absl::Status PostgresStore::TransitionRuns(
     const Fence& fence, absl::Span<const RunTransition> batch,
     MonoTime deadline) {
   RETURN_IF_ERROR(ValidateTransitions(batch));
+  PgArray runs;
+  for (const RunTransition& t : batch) runs.Int(Id(t.run));
   return Write(deadline, [&](PgTx& tx) -> absl::Status {
     RETURN_IF_ERROR(CheckFence(tx, fence));
-    // In order: a later transition sees the state an earlier one wrote; an
-    // error rolls them all back.
-    for (const RunTransition& t : batch) {
-      ASSIGN_OR_RETURN(
-          PgResult r,
-          tx.Run("SELECT state, EXISTS (SELECT 1 FROM transitions "
-                 "WHERE run_id = $1::bigint AND from_state = $2::smallint AND "
-                 "to_state = $3::smallint AND attempt = $4::integer) "
-                 "FROM runs WHERE id = $1::bigint FOR UPDATE OF runs",
-                 {Id(t.run), State(t.from), State(t.to), t.attempt}));
-      if (r.rows() == 0) {
-        return RunNotFoundError(t.run);
-      }
-      ASSIGN_OR_RETURN(
-          bool apply,
-          CheckTransition(static_cast<RunState>(r.Int(0, 0)), t, r.Bool(0, 1)));
-      if (apply) {
-        RETURN_IF_ERROR(
-            ApplyTransition(tx, t, fence.token, options_.max_output_bytes));
-      }
+    if (batch.empty()) return absl::OkStatus();
+    // The runs are locked first, in id order (batches that share runs do not
+    // deadlock); their histories are read after, by a statement of its own,
+    // so that they include what the lock waited for. Both read through the
+    // primary keys' index (= ANY), whatever the planner makes of a join.
+    ASSIGN_OR_RETURN(PgResult states,
+                     tx.Run("SELECT id, state FROM runs WHERE id = "
+                            "ANY($1::bigint[]) ORDER BY id FOR UPDATE",
+                            {runs.Param()}));
+    ASSIGN_OR_RETURN(
+        PgResult history,
+        tx.Run("SELECT run_id, from_state, to_state, attempt FROM transitions "
+               "WHERE run_id = ANY($1::bigint[])",
+               {runs.Param()}));
+    TransitionPlan plan(fence.token, options_.max_output_bytes);
+    for (int i = 0; i < states.rows(); ++i) {
+      plan.AddRun(static_cast<RunId>(states.Int(i, 0)),
+                  static_cast<RunState>(states.Int(i, 1)));
     }
-    return absl::OkStatus();
+    for (int i = 0; i < history.rows(); ++i) {
+      plan.AddHistory(static_cast<RunId>(history.Int(i, 0)),
+                      static_cast<RunState>(history.Int(i, 1)),
+                      static_cast<RunState>(history.Int(i, 2)),
+                      static_cast<int32_t>(history.Int(i, 3)));
+    }
+    for (const RunTransition& t : batch) RETURN_IF_ERROR(plan.Apply(t));
+    return plan.Write(tx);
   });
 }
 
