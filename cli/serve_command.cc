@@ -174,7 +174,9 @@ void AddServeCommand(CLI::App& app, const Io& io, int* status) {
   CLI::App* serve = app.add_subcommand(
       "serve",
       "Run the scheduler daemon: jobs from YAML files (hot-reloaded), an "
-      "embedded SQLite store, /metrics, /healthz and /readyz over HTTP. "
+      "embedded SQLite store (or a PostgreSQL one shared with other daemons: "
+      "--store), the REST API and web UI, /metrics, /healthz and /readyz "
+      "over HTTP. "
       "SIGTERM/SIGINT stop it gracefully; SIGHUP reloads the configuration and "
       "the job files.");
   serve->add_option("--config", flags->config_file,

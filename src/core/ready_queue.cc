@@ -177,8 +177,11 @@ bool ReadyQueue::GlobalLimitReached() const {
 
 std::string ReadyQueue::WhyWaiting(absl::string_view name, MonoTime now) const {
   if (GlobalLimitReached()) {
-    return absl::StrCat("all ", global_limit_,
-                        " execution slots were taken (the global limit)");
+    return global_limit_ == 1
+               ? std::string(
+                     "the only execution slot was taken (the global limit)")
+               : absl::StrCat("all ", global_limit_,
+                              " execution slots were taken (the global limit)");
   }
   const Namespace* ns = Find(name);
   if (ns != nullptr && AtConcurrencyQuota(*ns)) {

@@ -150,7 +150,8 @@ class ReadyQueue {
   }
   // What holds the pending runs of `ns` back at `now`, in words, for the
   // record of a run that waited too long: "all 4 execution slots were taken
-  // (the global limit)", "namespace \"batch\" was at its quota of 2
+  // (the global limit)" ("the only execution slot was taken (the global
+  // limit)" for 1), "namespace \"batch\" was at its quota of 2
   // concurrent runs", "... of 10 starts per minute", or, when none of these
   // holds, "other runs came first".
   std::string WhyWaiting(absl::string_view ns, MonoTime now) const;

@@ -105,8 +105,8 @@ TEST_F(WhyNotRunTest, ARunThatFindsNoSlotInTimeIsMissedSayingWhy) {
       daemon_->GetJson("/v1/jobs/default/starved/runs?state=cancelled");
   ASSERT_FALSE(runs["runs"].empty()) << runs.dump();
   EXPECT_THAT(runs["runs"][0]["detail"].get<std::string>(),
-              HasSubstr("not started within the misfire threshold (1s): all 1 "
-                        "execution slots were taken (the global limit)"))
+              HasSubstr("not started within the misfire threshold (1s): the "
+                        "only execution slot was taken (the global limit)"))
       << runs.dump();
 }
 
