@@ -513,7 +513,11 @@ class Plan {
   // kStartDeadline: a run still waiting for a slot past its job's misfire
   // threshold is recorded missed (kQuota) and cancelled.
   void OnStartDeadline(Run& run, Now now, PersistAction* persist, Output* out);
-  void AddMissed(Job& job, const MissedRange& range, PersistAction* persist);
+  // Counts and records `range` as missed, under the job's generation or,
+  // for a fire of an older one (a run claimed before a schedule change),
+  // under `generation`.
+  void AddMissed(Job& job, const MissedRange& range, PersistAction* persist,
+                 std::optional<int64_t> generation = std::nullopt);
   // Records the job's fires in (watermark, now] as missed (kPaused), and its
   // end (RecordEnded), and moves the watermark.
   void RecordPausedMisses(Job& job, Now now, PersistAction* persist);

@@ -60,10 +60,11 @@ void Plan::RecordEnded(Job& job, Now now, PersistAction* persist) {
       {job.key, job.generation, job.watermark, job.slot});
 }
 
-void Plan::AddMissed(Job& job, const MissedRange& range,
-                     PersistAction* persist) {
+void Plan::AddMissed(Job& job, const MissedRange& range, PersistAction* persist,
+                     std::optional<int64_t> generation) {
   counters_.fires_missed[range.reason] += range.count;
-  persist->missed.push_back({job.key, job.generation, range, job.slot});
+  persist->missed.push_back(
+      {job.key, generation.value_or(job.generation), range, job.slot});
 }
 
 Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,

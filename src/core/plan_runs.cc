@@ -234,10 +234,8 @@ void Plan::OnStartDeadline(Run& run, Now now, PersistAction* persist,
     return;
   }
   const absl::Time t = run.fire.scheduled_time;
-  counters_.fires_missed[MissReason::kQuota] += 1;
-  persist->missed.push_back({job.key, run.fire.generation,
-                             MissedRange{t, t, 1, false, MissReason::kQuota},
-                             job.slot});
+  AddMissed(job, MissedRange{t, t, 1, false, MissReason::kQuota}, persist,
+            run.fire.generation);
   FinishRun(run, RunState::kCancelled,
             absl::StrCat("not started within the misfire threshold (",
                          absl::FormatDuration(threshold), "): ",

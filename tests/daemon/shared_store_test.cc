@@ -183,6 +183,24 @@ TEST_F(SharedStoreTest,
   EXPECT_EQ(b->Terminate(), 0);
 }
 
+TEST_F(SharedStoreTest, AStandbyStopsOnSigtermWhileWaiting) {
+  std::unique_ptr<DaemonProcess> a = StartNode("a", true);
+  ASSERT_NE(a, nullptr);
+  std::unique_ptr<DaemonProcess> b = StartNode("b", false);
+  ASSERT_NE(b, nullptr);
+  ASSERT_FALSE(b->WaitForLog([](const Json& j) {
+                  return absl::StartsWith(j.value("msg", ""),
+                                          "standby: another node");
+                }).is_null())
+      << b->LogText();
+  EXPECT_EQ(b->Terminate(absl::Seconds(10)), 0) << b->LogText();
+  EXPECT_FALSE(b->WaitForMsg("signal received while waiting as a standby; "
+                             "exiting",
+                             "", absl::Milliseconds(1))
+                   .is_null());
+  EXPECT_EQ(a->Terminate(), 0);
+}
+
 TEST_F(SharedStoreTest, ASchedulerThatCannotRenewItsLeaseStops) {
   std::unique_ptr<DaemonProcess> a = StartNode("a", true);
   ASSERT_NE(a, nullptr);
