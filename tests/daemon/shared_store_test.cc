@@ -82,6 +82,14 @@ class SharedStoreTest : public ::testing::Test {
     return lines;
   }
 
+  // Waits (at most 20 s) until `d` logs that it stands by.
+  static bool IsStandby(const DaemonProcess& d) {
+    return !d.WaitForLog([](const Json& j) {
+               return absl::StartsWith(j.value("msg", ""),
+                                       "standby: another node");
+             }).is_null();
+  }
+
   // Waits (at most `limit`) until `node` has run `n` attempts.
   bool WaitForRuns(const std::string& node, int n, absl::Duration limit) {
     const absl::Time deadline = absl::Now() + limit;
@@ -107,10 +115,7 @@ TEST_F(SharedStoreTest,
 
   std::unique_ptr<DaemonProcess> b = StartNode("b", false);
   ASSERT_NE(b, nullptr);
-  const Json standby = b->WaitForLog([](const Json& j) {
-    return absl::StartsWith(j.value("msg", ""), "standby: another node");
-  });
-  ASSERT_FALSE(standby.is_null()) << b->LogText();
+  ASSERT_TRUE(IsStandby(*b)) << b->LogText();
   // The standby runs nothing while `a` holds the lease.
   absl::SleepFor(absl::Seconds(3));
   for (const Line& l : Witness()) EXPECT_EQ(l.node, "a") << l.fire_id;
@@ -150,11 +155,7 @@ TEST_F(SharedStoreTest,
   ASSERT_TRUE(WaitForRuns("a", 2, absl::Seconds(20))) << a->LogText();
   std::unique_ptr<DaemonProcess> b = StartNode("b", false);
   ASSERT_NE(b, nullptr);
-  ASSERT_FALSE(b->WaitForLog([](const Json& j) {
-                  return absl::StartsWith(j.value("msg", ""),
-                                          "standby: another node");
-                }).is_null())
-      << b->LogText();
+  ASSERT_TRUE(IsStandby(*b)) << b->LogText();
 
   ASSERT_EQ(kill(a->pid(), SIGSTOP), 0);
   const absl::Time frozen = absl::Now();
@@ -188,11 +189,7 @@ TEST_F(SharedStoreTest, AStandbyStopsOnSigtermWhileWaiting) {
   ASSERT_NE(a, nullptr);
   std::unique_ptr<DaemonProcess> b = StartNode("b", false);
   ASSERT_NE(b, nullptr);
-  ASSERT_FALSE(b->WaitForLog([](const Json& j) {
-                  return absl::StartsWith(j.value("msg", ""),
-                                          "standby: another node");
-                }).is_null())
-      << b->LogText();
+  ASSERT_TRUE(IsStandby(*b)) << b->LogText();
   EXPECT_EQ(b->Terminate(absl::Seconds(10)), 0) << b->LogText();
   EXPECT_FALSE(b->WaitForMsg("signal received while waiting as a standby; "
                              "exiting",
