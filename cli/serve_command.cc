@@ -137,8 +137,13 @@ int Serve(const ServeFlags& flags, const Io& io) {
     if (sigtimedwait(&stop, nullptr, &wait) > 0) stopped_waiting = true;
     return !stopped_waiting;
   };
+  daemon::DaemonHooks hooks;
+  hooks.pause = pause;
+  // The daemon gives up a shared store's lease (its clock is off): stop as
+  // on SIGTERM, then exit with its status.
+  hooks.request_stop = [] { kill(getpid(), SIGTERM); };
   absl::StatusOr<std::unique_ptr<daemon::Daemon>> d =
-      daemon::Daemon::Start(*c, log, pause);
+      daemon::Daemon::Start(*c, log, std::move(hooks));
   if (!d.ok() && stopped_waiting) {
     log.Info("signal received while waiting as a standby; exiting");
     return kExitOk;
@@ -159,6 +164,12 @@ int Serve(const ServeFlags& flags, const Io& io) {
       Reconfigure(flags, *c, log);
       (*d)->Reload();
       continue;
+    }
+    if (const int status = (*d)->exit_status(); status != kExitOk) {
+      log.Info("giving up the store's lease; shutting down",
+               {{"exit_status", int64_t{status}}});
+      (*d)->Stop();
+      return status;
     }
     log.Info("signal received; shutting down",
              {{"signal", std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT")}});
@@ -194,6 +205,9 @@ void AddServeCommand(CLI::App& app, const Io& io, int* status) {
   setting("store",
           "a PostgreSQL URL (postgresql://...) to share with other daemons; "
           "default: SQLite in the data directory");
+  setting("max_clock_skew",
+          "on a shared store, how far this node's clock may be from the "
+          "database's before it stops scheduling (default 1s)");
   setting("lease_ttl",
           "on a shared store, how long the scheduler's lease outlives its "
           "last renewal (default 5s)");

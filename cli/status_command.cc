@@ -107,7 +107,17 @@ int ShowStatus(const ClientOptions& client, const Io& io) {
          << Int(s, "runs_failed") << " failed, " << Int(s, "runs_cancelled")
          << " cancelled (" << Int(s, "retries") << " retries, "
          << Int(s, "timeouts") << " timed out)\n";
-  io.out << "clock steps:  " << Int(s, "clock_steps") << "\n";
+  io.out << "clock steps:  " << Int(s, "clock_steps");
+  if (const Json offset = s.value("clock_offset_seconds", Json());
+      offset.is_number()) {
+    const absl::Duration d = absl::Seconds(offset.get<double>());
+    io.out << "; the store's clock is "
+           << absl::FormatDuration(
+                  absl::Trunc(absl::AbsDuration(d), absl::Milliseconds(1)))
+           << (d < absl::ZeroDuration() ? " behind" : " ahead of")
+           << " this node's";
+  }
+  io.out << "\n";
   io.out << "store:        " << Int(store, "jobs") << " jobs, "
          << Int(store, "runs") << " runs ("
          << internal::HumanBytes(Int(store, "run_bytes"))

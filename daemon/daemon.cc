@@ -65,11 +65,10 @@ Daemon::Daemon(const config::DaemonConfig& config, Logger& log)
 Daemon::~Daemon() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
-    const config::DaemonConfig& config, Logger& log,
-    std::function<bool(absl::Duration)> pause) {
+    const config::DaemonConfig& config, Logger& log, DaemonHooks hooks) {
   RETURN_IF_ERROR(config::ValidateDaemonConfig(config));
   std::unique_ptr<Daemon> d(new Daemon(config, log));
-  d->pause_ = std::move(pause);
+  d->hooks_ = std::move(hooks);
   if (absl::Status s = d->StartAll(); !s.ok()) {
     d->Stop();
     return s;
@@ -85,6 +84,16 @@ void Daemon::LeaseLost(const absl::Status& why) {
   (void)exec::KillOrphans(shell_options_.ledger_dir);
   std::fflush(stderr);
   std::_Exit(kExitLeaseLost);
+}
+
+void Daemon::ClockSkewed(absl::Duration offset) {
+  log_.Error(
+      "this node's clock is off from the store's: giving up the store's "
+      "lease (running attempts finish within shutdown_grace; then exit 3)",
+      {{"clock_offset", absl::FormatDuration(offset)},
+       {"max_clock_skew", absl::FormatDuration(config_.max_clock_skew)}});
+  exit_status_ = kExitLeaseLost;
+  if (hooks_.request_stop) hooks_.request_stop();
 }
 
 absl::Status Daemon::RunAttempt(const AttemptContext& ctx) {
@@ -173,6 +182,8 @@ absl::Status Daemon::StartAll() {
   if (SharedStore(config_)) {
     options.lease_ttl = config_.lease_ttl;
     options.on_lease_lost = [this](const absl::Status& why) { LeaseLost(why); };
+    options.max_clock_skew = config_.max_clock_skew;
+    options.on_clock_skew = [this](absl::Duration d) { ClockSkewed(d); };
   }
   options.worker_threads = config_.max_concurrent_runs;
   // GET /v1/events and the followers of output hear of every run event too;
@@ -192,7 +203,8 @@ absl::Status Daemon::StartAll() {
                 {{"op", std::string(w.op)}, {"error", w.status.ToString()}});
     }
   };
-  ASSIGN_OR_RETURN(scheduler_, CreateScheduler(options, config_, log_, pause_));
+  ASSIGN_OR_RETURN(scheduler_,
+                   CreateScheduler(options, config_, log_, hooks_.pause));
 
   const auto run = std::make_shared<const JobFunction>(
       [this](const AttemptContext& ctx) { return RunAttempt(ctx); });

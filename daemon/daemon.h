@@ -60,21 +60,32 @@
 
 namespace chime::daemon {
 
+// How the daemon works with the process that runs it.
+struct DaemonHooks {
+  // On a shared store held by another daemon, Start waits as a standby for
+  // its lease (daemon/store_open.h), calling `pause` between tries: it
+  // waits up to the duration given and returns false to give up (a signal
+  // to stop); Start then fails with Cancelled.
+  std::function<bool(absl::Duration)> pause = [](absl::Duration d) {
+    absl::SleepFor(d);
+    return true;
+  };
+
+  // Asks the process to Stop() the daemon and exit with exit_status():
+  // the daemon gives up the shared store's lease because its clock is off
+  // by more than max_clock_skew. Called once, on a thread of the daemon's.
+  // Unset: nothing happens (the daemon goes on scheduling).
+  std::function<void()> request_stop;
+};
+
 class Daemon {
  public:
   // The exit status of a daemon that lost its shared store's lease.
   static constexpr int kExitLeaseLost = 3;
 
-  // `log` must outlive the Daemon. On a shared store held by another daemon,
-  // Start waits as a standby for its lease (daemon/store_open.h), calling
-  // `pause` between tries: it waits up to the duration given and returns
-  // false to give up (a signal to stop); Start then fails with Cancelled.
+  // `log` must outlive the Daemon.
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(
-      const config::DaemonConfig& config, Logger& log,
-      std::function<bool(absl::Duration)> pause = [](absl::Duration d) {
-        absl::SleepFor(d);
-        return true;
-      });
+      const config::DaemonConfig& config, Logger& log, DaemonHooks hooks = {});
   ~Daemon();  // Stop()
 
   // Re-reads and applies the job files.
@@ -84,6 +95,10 @@ class Daemon {
 
   // The port the HTTP listener is on.
   int port() const;
+  // What the process should exit with after Stop: 0, or kExitLeaseLost once
+  // the daemon asked to stop because its clock is off
+  // (DaemonHooks::request_stop).
+  int exit_status() const { return exit_status_.load(); }
 
  private:
   Daemon(const config::DaemonConfig& config, Logger& log);
@@ -91,6 +106,10 @@ class Daemon {
   // SchedulerOptions::on_lease_lost: logs, kills the attempts' processes and
   // exits with kExitLeaseLost.
   [[noreturn]] void LeaseLost(const absl::Status& why);
+  // SchedulerOptions::on_clock_skew: logs and asks the process to stop
+  // (DaemonHooks::request_stop), so that the lease goes, after a drain, to a
+  // node whose clock agrees with the store's.
+  void ClockSkewed(absl::Duration offset);
   // The function every job's attempts call: it reads the job's definition
   // from the attempt (AttemptContext::Spec) and runs its executor, with
   // metrics. One for all jobs, so a job costs no function of its own.
@@ -108,8 +127,8 @@ class Daemon {
 
   const config::DaemonConfig config_;
   Logger& log_;
-  exec::ShellOptions shell_options_;           // set by StartAll
-  std::function<bool(absl::Duration)> pause_;  // see Start
+  exec::ShellOptions shell_options_;  // set by StartAll
+  DaemonHooks hooks_;
   std::shared_ptr<Store> store_;
   // GET /v1/events and the output of running attempts: fed by the
   // scheduler's on_run_event and the job functions, read by the HTTP
@@ -133,6 +152,7 @@ class Daemon {
   bool trim_when_written_ = false;  // guarded by housekeeping_mu_
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopped_{false};
+  std::atomic<int> exit_status_{0};
 };
 
 }  // namespace chime::daemon

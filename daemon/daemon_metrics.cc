@@ -1,5 +1,6 @@
 #include "daemon/daemon_metrics.h"
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -76,6 +77,16 @@ absl::Status DaemonMetrics::Register(
       "Wall-clock steps detected (the wall clock jumped relative to the "
       "monotonic clock).",
       {}, [stats] { return One(static_cast<double>(stats().clock_steps)); }));
+  RETURN_IF_ERROR(r.AddGaugeCallback(
+      "chime_clock_offset_seconds",
+      "The store's wall clock minus this node's, measured at the last lease "
+      "renewal (absent until measured). A node off by more than "
+      "max_clock_skew does not schedule.",
+      {}, [stats] {
+        const std::optional<absl::Duration> offset = stats().clock_offset;
+        return offset.has_value() ? One(absl::ToDoubleSeconds(*offset))
+                                  : std::vector<Sample>{};
+      }));
   RETURN_IF_ERROR(r.AddGaugeCallback(
       "chime_runs", "Runs not finished, by namespace and state.",
       {"namespace", "state"}, [stats] {

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
+#include "src/driver/recovery.h"
 #include "src/store/sqlite_store.h"
 #ifdef CHIME_HAVE_POSTGRES
 #include "src/store/postgres_store.h"
@@ -45,25 +46,38 @@ absl::StatusOr<std::shared_ptr<Store>> OpenStore(
 absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
     const SchedulerOptions& options, const config::DaemonConfig& config,
     Logger& log, const std::function<bool(absl::Duration)>& pause) {
-  for (bool logged = false;;) {
+  // What the last try's refusal was about (logged when it changes).
+  enum class Waiting { kNot, kHeldElsewhere, kClockOff } logged = Waiting::kNot;
+  for (;;) {
     absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
         Scheduler::Create(options);
-    // Another scheduler holds the store's lease (driver/recovery.cc); any
-    // other error is final.
-    const bool held_elsewhere =
-        absl::IsFailedPrecondition(scheduler.status()) &&
-        absl::StartsWith(scheduler.status().message(),
-                         "another scheduler holds the store's lease");
-    if (scheduler.ok() || !SharedStore(config) || !held_elsewhere) {
-      if (scheduler.ok() && logged) log.Info("standby: took over the store");
+    // Another scheduler holds the store's lease, or this node's clock is
+    // too far off to take it (driver/recovery.h); any other error is final.
+    const absl::string_view why = scheduler.status().message();
+    const Waiting waiting =
+        !absl::IsFailedPrecondition(scheduler.status()) ? Waiting::kNot
+        : absl::StartsWith(why, driver::kLeaseHeldElsewhere)
+            ? Waiting::kHeldElsewhere
+        : absl::StartsWith(why, driver::kClockSkewRefusal) ? Waiting::kClockOff
+                                                           : Waiting::kNot;
+    if (scheduler.ok() || !SharedStore(config) || waiting == Waiting::kNot) {
+      if (scheduler.ok() && logged != Waiting::kNot)
+        log.Info("standby: took over the store");
       return scheduler;
     }
-    if (!logged) {
-      log.Info(
-          "standby: another node schedules on this store; waiting for "
-          "its lease",
-          {{"detail", std::string(scheduler.status().message())}});
-      logged = true;
+    if (waiting != logged) {
+      if (waiting == Waiting::kHeldElsewhere) {
+        log.Info(
+            "standby: another node schedules on this store; waiting for "
+            "its lease",
+            {{"detail", std::string(why)}});
+      } else {
+        log.Warn(
+            "standby: this node's clock is off from the store's; not "
+            "scheduling until it agrees (max_clock_skew)",
+            {{"detail", std::string(why)}});
+      }
+      logged = waiting;
     }
     if (!pause(absl::Seconds(1))) {
       return absl::CancelledError(

@@ -9,7 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libyaml-dev
-  postgresql-15 libpq-dev
+  postgresql-15 libpq-dev libfaketime
   libcurl4-openssl-dev libboost-dev libssl-dev
   prometheus
   nodejs npm chromium chromium-driver

@@ -56,6 +56,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -182,6 +183,9 @@ struct SchedulerStats {
   int64_t retries = 0;      // attempts scheduled after a failed one
   int64_t timeouts = 0;     // attempts that hit their timeout
   int64_t clock_steps = 0;  // wall-clock steps detected
+  // The store's wall clock minus this process's, at the lease's last grant
+  // or renewal (with a finite lease_ttl and a store that says its time).
+  std::optional<absl::Duration> clock_offset;
 };
 
 struct SchedulerOptions {
@@ -229,6 +233,17 @@ struct SchedulerOptions {
   // by now; this one must stop). A caller may instead stop its own work and
   // exit; the scheduler itself starts nothing more either way.
   std::function<void(const absl::Status&)> on_lease_lost;
+  // How far this process's wall clock may be from the store's (measured at
+  // the lease's grant and every renewal; src/driver/clock_offset.h). Past it,
+  // Create refuses the lease (FailedPrecondition "not taking the store's
+  // lease: this node's clock is ...", the lease released again), and a
+  // running scheduler calls on_clock_skew once, on the lease's thread: its
+  // fires would start early or late by the offset. The scheduler itself goes
+  // on; the callback decides (the daemon drains and hands the lease over).
+  // Infinite: not checked.
+  absl::Duration max_clock_skew = absl::InfiniteDuration();
+  // Argument: the store's clock minus this process's.
+  std::function<void(absl::Duration offset)> on_clock_skew;
 };
 
 class Scheduler {

@@ -53,6 +53,11 @@ struct LeaseGrant {
   // The holder may act on the lease until (its own monotonic time when it sent
   // the request) + ttl; renew well before.
   absl::Duration ttl;
+  // The store's wall clock when it granted or renewed the lease (the
+  // database's, for a shared store): the holder compares it with its own to
+  // measure how far its clock is off (src/driver/clock_offset.h).
+  // InfinitePast when the store does not say.
+  absl::Time store_time = absl::InfinitePast();
 };
 
 struct LeaseInfo {

@@ -68,6 +68,11 @@ http::Response GetStatus(const ApiDeps& deps, const http::Request& request) {
   s["retries"] = stats->retries;
   s["timeouts"] = stats->timeouts;
   s["clock_steps"] = stats->clock_steps;
+  // The store's clock minus this node's, at the last lease renewal.
+  s["clock_offset_seconds"] =
+      stats->clock_offset.has_value()
+          ? Json(absl::ToDoubleSeconds(*stats->clock_offset))
+          : Json(nullptr);
 
   std::vector<std::string> errors;
   if (daemon.job_file_errors) errors = daemon.job_file_errors();

@@ -74,6 +74,11 @@ const Key kKeys[] = {
        ASSIGN_OR_RETURN(c->lease_ttl, internal::ReadDuration(v));
        return absl::OkStatus();
      }},
+    {"max_clock_skew", "CHIME_MAX_CLOCK_SKEW",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->max_clock_skew, internal::ReadDuration(v));
+       return absl::OkStatus();
+     }},
     {"jobs_dir", "CHIME_JOBS_DIR",
      [](const Value& v, DaemonConfig* c) -> absl::Status {
        ASSIGN_OR_RETURN(c->jobs_dir, internal::ReadString(v));
@@ -266,6 +271,12 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
   if (c.lease_ttl < absl::Seconds(1) || c.lease_ttl > absl::Minutes(10))
     return bad("lease_ttl", absl::StrCat(absl::FormatDuration(c.lease_ttl),
                                          " is outside 1s..10m"));
+  if (c.max_clock_skew < absl::Milliseconds(10) ||
+      c.max_clock_skew > absl::Hours(1)) {
+    return bad("max_clock_skew",
+               absl::StrCat(absl::FormatDuration(c.max_clock_skew),
+                            " is outside 10ms..1h"));
+  }
   std::string host;
   int port = 0;
   if (absl::Status s = SplitHostPort(c.listen, &host, &port); !s.ok())

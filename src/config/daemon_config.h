@@ -8,6 +8,8 @@
 //   store: postgresql://chime@db/chime  # CHIME_STORE (default: SQLite in
 //                                     # data_dir)
 //   lease_ttl: 5s                     # CHIME_LEASE_TTL (shared store only)
+//   max_clock_skew: 1s                # CHIME_MAX_CLOCK_SKEW (shared store
+//                                     # only)
 //   jobs_dir: /etc/chime/jobs         # CHIME_JOBS_DIR
 //   listen: 127.0.0.1:8712            # CHIME_LISTEN (port 0: any free port)
 //   max_concurrent_runs: 32           # CHIME_MAX_CONCURRENT_RUNS
@@ -78,6 +80,9 @@ struct DaemonConfig {
   // renewal (every third of it); a node that dies is replaced after about
   // this long.
   absl::Duration lease_ttl = absl::Seconds(5);
+  // On a shared store: a node whose wall clock is off from the database's by
+  // more than this does not schedule (SchedulerOptions::max_clock_skew).
+  absl::Duration max_clock_skew = absl::Seconds(1);
   std::string jobs_dir = "jobs";
   std::string listen = "127.0.0.1:8712";
   int max_concurrent_runs = 32;

@@ -25,10 +25,26 @@ TEST(DaemonConfigTest, DefaultsMakeAWorkingDaemon) {
   EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
 }
 
+TEST(DaemonConfigTest, SharedStoreSettingsAreBounded) {
+  DaemonConfig c;
+  c.max_clock_skew = absl::Hours(2);
+  EXPECT_THAT(ValidateDaemonConfig(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "max_clock_skew: 2h is outside 10ms..1h"));
+  c.max_clock_skew = absl::Milliseconds(10);
+  c.lease_ttl = absl::Milliseconds(500);
+  EXPECT_THAT(ValidateDaemonConfig(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "lease_ttl: 500ms is outside 1s..10m"));
+}
+
 TEST(DaemonConfigTest, FileSetsEveryKey) {
   DaemonConfig c;
   ASSERT_THAT(ApplyConfigFile("chime.yaml", R"(
 data_dir: /var/lib/chime
+store: postgresql://chime@db.internal/chime
+lease_ttl: 10s
+max_clock_skew: 250ms
 jobs_dir: /etc/chime/jobs
 listen: "[::1]:9000"
 max_concurrent_runs: 8
@@ -45,6 +61,9 @@ tls:
                               &c),
               IsOk());
   EXPECT_EQ(c.data_dir, "/var/lib/chime");
+  EXPECT_EQ(c.store, "postgresql://chime@db.internal/chime");
+  EXPECT_EQ(c.lease_ttl, absl::Seconds(10));
+  EXPECT_EQ(c.max_clock_skew, absl::Milliseconds(250));
   EXPECT_EQ(c.jobs_dir, "/etc/chime/jobs");
   EXPECT_EQ(c.listen, "[::1]:9000");
   EXPECT_EQ(c.max_concurrent_runs, 8);

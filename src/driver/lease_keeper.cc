@@ -9,15 +9,37 @@ namespace chime::driver {
 
 LeaseKeeper::LeaseKeeper(Store& store, Clock& clock, Fence fence,
                          absl::Duration ttl, MonoTime granted_at,
-                         std::function<void(const absl::Status&)> on_lost)
+                         std::function<void(const absl::Status&)> on_lost,
+                         SkewCheck skew)
     : store_(store),
       clock_(clock),
       fence_(std::move(fence)),
       ttl_(ttl),
       margin_(ttl / 5),
       on_lost_(std::move(on_lost)),
-      valid_until_ns_(0) {
+      skew_(std::move(skew)),
+      valid_until_ns_(0),
+      offset_(skew_.at_grant),
+      reading_time_(skew_.grant_store_time),
+      reading_sent_(granted_at) {
   SetValidUntil(granted_at + ttl_ - margin_);
+}
+
+void LeaseKeeper::Measured(const LeaseGrant& grant, MonoTime sent,
+                           const std::optional<ClockOffset>& offset) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (grant.store_time != absl::InfinitePast()) {
+      reading_time_ = grant.store_time;
+      reading_sent_ = sent;
+    }
+    if (offset.has_value()) offset_ = offset;
+  }
+  if (!offset.has_value()) return;  // our clock stepped back meanwhile
+  if (!skew_reported_ && offset->SurelyExceeds(skew_.max)) {
+    skew_reported_ = true;
+    if (skew_.on_exceeded) skew_.on_exceeded(*offset);
+  }
 }
 
 void LeaseKeeper::SetValidUntil(MonoTime t) {
@@ -53,10 +75,14 @@ void LeaseKeeper::Run() {
     }
     const MonoTime sent = clock_.MonoNow();
     if (!Valid(sent)) break;
+    const absl::Time sent_wall = clock_.Now();
     absl::StatusOr<LeaseGrant> renewed =
         store_.RenewLease(fence_, ttl_, sent + period);
     if (renewed.ok()) {
       SetValidUntil(sent + ttl_ - margin_);
+      Measured(
+          *renewed, sent,
+          MeasureClockOffset(renewed->store_time, sent_wall, clock_.Now()));
       continue;
     }
     last = renewed.status();

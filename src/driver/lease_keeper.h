@@ -13,6 +13,11 @@
 // lost: Valid() is false from then on, and `on_lost` is called once, on the
 // keeper's thread.
 //
+// Each renewal also measures how far this process's wall clock is from the
+// store's (clock_offset.h). The first time that offset surely exceeds
+// `skew.max`, `skew.on_exceeded` is called once, on the keeper's thread; the
+// keeper goes on renewing (what to do is the caller's decision).
+//
 //   LeaseKeeper keeper(store, clock, fence, absl::Seconds(5), on_lost);
 //   keeper.Start();              // renews on its own thread
 //   if (keeper.Valid(clock.MonoNow())) StartTheAttempt();
@@ -28,14 +33,26 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "chime/clock.h"
 #include "chime/store.h"
+#include "src/driver/clock_offset.h"
 
 namespace chime::driver {
+
+// What LeaseKeeper does with its clock offset measurements.
+struct SkewCheck {
+  absl::Duration max = absl::InfiniteDuration();  // infinite: no check
+  std::function<void(const ClockOffset&)> on_exceeded;
+  // Measured when the lease was granted (Recovered::clock_offset), and the
+  // store's time in that grant (Recovered::store_time).
+  std::optional<ClockOffset> at_grant;
+  absl::Time grant_store_time = absl::InfinitePast();
+};
 
 class LeaseKeeper {
  public:
@@ -44,7 +61,8 @@ class LeaseKeeper {
   // REQUIRES: ttl finite and positive.
   LeaseKeeper(Store& store, Clock& clock, Fence fence, absl::Duration ttl,
               MonoTime granted_at,
-              std::function<void(const absl::Status&)> on_lost);
+              std::function<void(const absl::Status&)> on_lost,
+              SkewCheck skew = {});
   ~LeaseKeeper() { Stop(); }
   LeaseKeeper(const LeaseKeeper&) = delete;
   LeaseKeeper& operator=(const LeaseKeeper&) = delete;
@@ -62,6 +80,21 @@ class LeaseKeeper {
   void Invalidate() {
     SetValidUntil(MonoTime::FromSinceOrigin(absl::ZeroDuration()));
   }
+  // The offset measured by the last renewal (or the grant); nothing before
+  // a measurement.
+  std::optional<ClockOffset> clock_offset() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return offset_;
+  }
+  // The latest the store's clock can read at `now` (this monotonic clock),
+  // by its last answer: a renewal sent at s that said the store's time was
+  // t proves the store's clock reads at most t + (now - s). InfiniteFuture
+  // before any answer that said the store's time.
+  absl::Time StoreTimeBound(MonoTime now) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reading_time_ == absl::InfinitePast()) return absl::InfiniteFuture();
+    return reading_time_ + (now - reading_sent_);
+  }
   // The local deadline (for logs and tests).
   MonoTime valid_until() const {
     return MonoTime::FromSinceOrigin(
@@ -71,6 +104,10 @@ class LeaseKeeper {
  private:
   void Run();
   void SetValidUntil(MonoTime t);
+  // Keeps a renewal's answer (sent at `sent`) and what it measured; calls
+  // skew_.on_exceeded the first time the offset exceeds the bound.
+  void Measured(const LeaseGrant& grant, MonoTime sent,
+                const std::optional<ClockOffset>& offset);
 
   Store& store_;
   Clock& clock_;
@@ -78,10 +115,16 @@ class LeaseKeeper {
   const absl::Duration ttl_;
   const absl::Duration margin_;
   const std::function<void(const absl::Status&)> on_lost_;
+  const SkewCheck skew_;
   std::atomic<int64_t> valid_until_ns_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  bool stop_ = false;                  // guarded by mu_
+  std::optional<ClockOffset> offset_;  // guarded by mu_
+  // The last answer that said the store's time, and when it was sent.
+  absl::Time reading_time_ = absl::InfinitePast();  // guarded by mu_
+  MonoTime reading_sent_;                           // guarded by mu_
+  bool skew_reported_ = false;                      // keeper thread only
   std::thread thread_;
 };
 

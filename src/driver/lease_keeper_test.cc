@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "src/store/memory_store.h"
 #include "testing/fault_injection_store.h"
+#include "testing/offset_clock.h"
 
 namespace chime::driver {
 namespace {
@@ -86,6 +87,44 @@ TEST_F(LeaseKeeperTest, StopsAtOnceWhenAnotherHolderHasTheLease) {
   // The first renewal (after a third of the ttl) is refused as fenced.
   ASSERT_TRUE(lost_once_.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_FALSE(keeper.Valid(clock_.MonoNow()));
+  keeper.Stop();
+}
+
+TEST(LeaseKeeperSkewTest, MeasuresTheStoresClockAndReportsSkewOnce) {
+  RealClock& clock = RealClock::Get();
+  testing::OffsetClock store_clock;  // another machine's clock
+  store::MemoryStore store(store::MemoryStore::Options{&store_clock, 1024});
+  absl::StatusOr<LeaseGrant> g = store.AcquireLease(
+      "scheduler", "a", kTtl, clock.MonoNow() + absl::Seconds(5));
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::atomic<int> reported{0};
+  absl::Notification skewed;
+  absl::Duration seen;
+  LeaseKeeper keeper(
+      store, clock, Fence{"scheduler", g->token}, kTtl, clock.MonoNow(),
+      [](const absl::Status&) {},
+      SkewCheck{.max = absl::Seconds(1),
+                .on_exceeded = [&](const ClockOffset& o) {
+                  seen = o.offset;
+                  if (++reported == 1) skewed.Notify();
+                }});
+  EXPECT_FALSE(keeper.clock_offset().has_value());  // none given at grant
+  keeper.Start();
+  absl::SleepFor(kTtl);  // a renewal or two, with the clocks agreeing
+  ASSERT_TRUE(keeper.clock_offset().has_value());
+  EXPECT_LT(absl::AbsDuration(keeper.clock_offset()->offset),
+            absl::Milliseconds(100));
+  EXPECT_EQ(reported.load(), 0);
+
+  // The store's clock is now 30 s ahead: this node's is behind.
+  store_clock.Set(absl::Seconds(30));
+  ASSERT_TRUE(skewed.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_LT(absl::AbsDuration(seen - absl::Seconds(30)),
+            absl::Milliseconds(100));
+  absl::SleepFor(kTtl);  // more renewals: reported once, still renewing
+  EXPECT_EQ(reported.load(), 1);
+  EXPECT_TRUE(keeper.Valid(clock.MonoNow()));
+  EXPECT_GT(keeper.clock_offset()->offset, absl::Seconds(29));
   keeper.Stop();
 }
 

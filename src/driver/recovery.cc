@@ -23,20 +23,33 @@ absl::Status Step(absl::string_view what, const absl::Status& s) {
 }  // namespace
 
 absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
-                                  absl::string_view holder,
-                                  absl::Duration ttl) {
+                                  absl::string_view holder, absl::Duration ttl,
+                                  absl::Duration max_clock_skew) {
   const auto deadline = [&] { return clock.MonoNow() + kCallTimeout; };
   Recovered r;
   r.granted_at = clock.MonoNow();
+  const absl::Time sent = clock.Now();
   absl::StatusOr<LeaseGrant> grant =
       store.AcquireLease(kSchedulerLease, holder, ttl, deadline());
   if (absl::IsAlreadyExists(grant.status())) {
     return absl::FailedPreconditionError(
-        absl::StrCat("another scheduler holds the store's lease \"",
-                     kSchedulerLease, "\": ", grant.status().message()));
+        absl::StrCat(kLeaseHeldElsewhere, " \"", kSchedulerLease,
+                     "\": ", grant.status().message()));
   }
   if (!grant.ok()) return Step("acquiring the lease", grant.status());
   r.fence = Fence{std::string(kSchedulerLease), grant->token};
+  r.store_time = grant->store_time;
+  r.clock_offset = MeasureClockOffset(grant->store_time, sent, clock.Now());
+  if (r.clock_offset.has_value() &&
+      r.clock_offset->SurelyExceeds(max_clock_skew)) {
+    // Fires would start early or late by the offset: leave the lease to a
+    // node whose clock agrees with the store's.
+    (void)store.ReleaseLease(r.fence, deadline());
+    return absl::FailedPreconditionError(
+        absl::StrCat(kClockSkewRefusal, r.clock_offset->ToString(),
+                     ", more than max_clock_skew (",
+                     absl::FormatDuration(max_clock_skew), ")"));
+  }
 
   absl::StatusOr<StoreInfo> info = store.GetInfo(deadline());
   if (!info.ok()) return Step("reading the store", info.status());

@@ -4,6 +4,8 @@
 //   1. acquires the scheduler lease (its token fences every later write, and
 //      is what the attempts receive as their fencing token); a store that
 //      grants it to another live holder is refused with FailedPrecondition;
+//      so is a grant that shows this process's clock off from the store's by
+//      more than `max_clock_skew` (the lease is released again at once);
 //   2. reads every job the store knows, deleted ones included (their
 //      generations continue when they are added again);
 //   3. records every run an earlier scheduler left unfinished (pending,
@@ -23,6 +25,7 @@
 #ifndef CHIME_SRC_DRIVER_RECOVERY_H_
 #define CHIME_SRC_DRIVER_RECOVERY_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,7 @@
 #include "chime/scheduler.h"
 #include "chime/store.h"
 #include "src/core/plan.h"
+#include "src/driver/clock_offset.h"
 
 namespace chime::driver {
 
@@ -42,6 +46,10 @@ inline constexpr absl::string_view kSchedulerLease = "scheduler";
 struct Recovered {
   Fence fence;          // the lease just granted
   MonoTime granted_at;  // when it was asked for (its ttl counts from there)
+  // This process's clock against the store's, measured by the grant, and
+  // the store's time the grant said (LeaseGrant::store_time).
+  std::optional<ClockOffset> clock_offset;
+  absl::Time store_time = absl::InfinitePast();
   RunId max_run_id = 0;
   // Every job the store knows, live or deleted, by key.
   absl::flat_hash_map<JobKey, JobRecord> jobs;
@@ -55,10 +63,18 @@ struct Recovered {
   std::vector<RunEvent> events;
 };
 
+// The start of Recover's refusal when another holder has the lease, and when
+// this clock is off by more than max_clock_skew.
+inline constexpr absl::string_view kLeaseHeldElsewhere =
+    "another scheduler holds the store's lease";
+inline constexpr absl::string_view kClockSkewRefusal =
+    "not taking the store's lease: ";
+
 // `holder` names this process in the lease (e.g. "host:pid"); `ttl` is the
 // lease's lifetime. Errors: the store's (the message says which step).
 absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
-                                  absl::string_view holder, absl::Duration ttl);
+                                  absl::string_view holder, absl::Duration ttl,
+                                  absl::Duration max_clock_skew);
 
 // How a job the Plan does not know yet continues what `stored` (its record in
 // the store, live or deleted) left: the generation its fires carry -- the

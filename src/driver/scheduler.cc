@@ -66,9 +66,17 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
         Die(absl::StrCat("the store refused a write: ", s.ToString()));
       });
   if (renewed) {
+    SkewCheck skew{.max = options_.max_clock_skew,
+                   .at_grant = recovered.clock_offset,
+                   .grant_store_time = recovered.store_time};
+    if (options_.on_clock_skew) {
+      skew.on_exceeded = [this](const ClockOffset& offset) {
+        options_.on_clock_skew(offset.offset);
+      };
+    }
     lease_ = std::make_unique<LeaseKeeper>(
         *store_, clock_, fence_, options_.lease_ttl, recovered.granted_at,
-        [this](const absl::Status& s) { LeaseLost(s); });
+        [this](const absl::Status& s) { LeaseLost(s); }, std::move(skew));
   }
 }
 
@@ -331,6 +339,12 @@ absl::StatusOr<SchedulerStats> SchedulerImpl::Stats() {
     s.retries = c.retries;
     s.timeouts = c.timeouts;
     s.clock_steps = c.clock_steps;
+    // Measured on a shared store (a renewed lease); an embedded store's
+    // clock is this process's.
+    if (lease_ != nullptr) {
+      if (const std::optional<ClockOffset> offset = lease_->clock_offset())
+        s.clock_offset = offset->offset;
+    }
     return s;
   });
 }
@@ -436,7 +450,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
     recovered = Recover(*store, clock,
                         absl::StrCat(HostName(), " pid ", getpid(),
                                      " scheduler ", ++schedulers),
-                        ttl);
+                        ttl, options.max_clock_skew);
     if (!recovered.ok()) return recovered.status();
   }
   plan.token = recovered->fence.token;

@@ -13,6 +13,7 @@
 #ifndef CHIME_SRC_DRIVER_SCHEDULER_IMPL_H_
 #define CHIME_SRC_DRIVER_SCHEDULER_IMPL_H_
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -147,7 +148,19 @@ class SchedulerImpl final : public Scheduler {
   std::vector<core::Event> TakeResults();
 
   // --- The plan context (see the file comment). ---
-  core::Now Now() const { return core::Now{clock_.Now(), clock_.MonoNow()}; }
+  // The time the Plan goes by. With a lease and a max_clock_skew, never
+  // later than the store's clock (as its last answer and the monotonic clock
+  // bound it) plus max_clock_skew: a wall clock that jumps ahead cannot make
+  // fires due early in the moments before the next renewal notices it.
+  core::Now Now() const {
+    const MonoTime mono = clock_.MonoNow();
+    absl::Time wall = clock_.Now();
+    if (lease_ != nullptr &&
+        options_.max_clock_skew != absl::InfiniteDuration())
+      wall = std::min(wall,
+                      lease_->StoreTimeBound(mono) + options_.max_clock_skew);
+    return core::Now{wall, mono};
+  }
   // A cleared Output for one Plan call, reusing its buffer; pass it to
   // Absorb before the next call.
   core::Output& Scratch();

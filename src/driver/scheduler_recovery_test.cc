@@ -7,11 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/driver/scheduler_test_util.h"
+#include "src/store/memory_store.h"
 #include "src/store/sqlite_store.h"
 #include "testing/fault_injection_store.h"
+#include "testing/offset_clock.h"
 #include "testing/status_matchers.h"
 
 namespace chime::driver::testing {
@@ -287,6 +291,78 @@ TEST_F(RecoveryTest, ASecondSchedulerOnTheSameStoreIsRefused) {
   // Once the first has shut down, the store is free.
   scheduler_->Shutdown(absl::ZeroDuration());
   EXPECT_THAT(CreateScheduler(options), IsOk());
+}
+
+TEST(RecoveryClockTest, ANodeWhoseClockIsOffDoesNotTakeTheLease) {
+  // The store's clock is a minute ahead of this process's.
+  chime::testing::OffsetClock store_clock(absl::Minutes(1));
+  auto store = std::make_shared<store::MemoryStore>(
+      store::MemoryStore::Options{&store_clock, 1024});
+  SchedulerOptions options;
+  options.store = store;
+  options.lease_ttl = absl::Seconds(5);
+  options.max_clock_skew = absl::Seconds(1);
+  EXPECT_THAT(
+      CreateScheduler(options).status(),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr("not taking the store's lease: this node's clock is "
+                         "1m")));
+  // The lease was handed back at once: another node may take it now.
+  absl::StatusOr<LeaseGrant> other =
+      store->AcquireLease("scheduler", "node-b", absl::Seconds(5),
+                          RealClock::Get().MonoNow() + absl::Seconds(5));
+  ASSERT_THAT(other, IsOk());
+  ASSERT_THAT(store->ReleaseLease(Fence{"scheduler", other->token},
+                                  MonoTime::Infinite()),
+              IsOk());
+
+  // Not checked (the default): it schedules, and says how far off it is.
+  options.max_clock_skew = absl::InfiniteDuration();
+  absl::StatusOr<std::unique_ptr<Scheduler>> s = CreateScheduler(options);
+  ASSERT_THAT(s, IsOk());
+  absl::StatusOr<SchedulerStats> stats = (*s)->Stats();
+  ASSERT_THAT(stats, IsOk());
+  ASSERT_TRUE(stats->clock_offset.has_value());
+  EXPECT_LT(absl::AbsDuration(*stats->clock_offset - absl::Minutes(1)),
+            absl::Milliseconds(100));
+  (*s)->Shutdown(absl::ZeroDuration());
+}
+
+// The scheduler's wall clock jumps 30 s ahead of the store's. Until the next
+// renewal notices (and on_clock_skew is called), the fires it decides stay
+// within max_clock_skew of the store's clock: none of the 30 s of fires that
+// are not due yet is run, skipped or missed.
+TEST(RecoveryClockTest, AClockThatJumpsAheadDecidesNoFireEarly) {
+  chime::testing::OffsetClock clock;  // this node's clock
+  auto store = std::make_shared<store::MemoryStore>(
+      store::MemoryStore::Options{&RealClock::Get(), 1024});
+  SchedulerOptions options;
+  options.clock = &clock;
+  options.store = store;
+  options.lease_ttl = absl::Milliseconds(900);  // renewed every 300 ms
+  options.max_clock_skew = absl::Seconds(1);
+  absl::Notification skewed;
+  options.on_clock_skew = [&](absl::Duration) { skewed.Notify(); };
+  absl::StatusOr<std::unique_ptr<Scheduler>> s = CreateScheduler(options);
+  ASSERT_THAT(s, IsOk());
+  JobSpec spec;
+  spec.key.id = "tick";
+  spec.trigger.expression = "@every 1s";
+  ASSERT_THAT((*s)->AddJob(
+                  spec, [](const AttemptContext&) { return absl::OkStatus(); }),
+              IsOk());
+  ASSERT_THAT((*s)->Start(), IsOk());
+  absl::SleepFor(absl::Milliseconds(1500));
+
+  clock.Set(absl::Seconds(30));
+  ASSERT_TRUE(skewed.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  (*s)->Shutdown(absl::ZeroDuration());
+  absl::StatusOr<JobRecord> job =
+      store->GetJob(spec.key, RealClock::Get().MonoNow() + absl::Seconds(5));
+  ASSERT_THAT(job, IsOk());
+  // The last fire decided, by the store's (the real) clock.
+  EXPECT_LE(job->watermark, absl::Now() + absl::Seconds(2));
+  EXPECT_GT(job->watermark, absl::Now() - absl::Seconds(5));
 }
 
 TEST_F(RecoveryTest, AClaimTheStoreNeverCommittedIsDecidedAgain) {

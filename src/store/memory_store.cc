@@ -36,7 +36,7 @@ absl::StatusOr<LeaseGrant> MemoryStore::AcquireLease(absl::string_view name,
     lease.token = ++last_token_;
   }
   lease.expires = now + ttl;
-  return LeaseGrant{lease.token, ttl};
+  return LeaseGrant{lease.token, ttl, clock_.Now()};
 }
 
 absl::Status MemoryStore::CheckFenceLocked(const Fence& fence) const {
@@ -57,7 +57,7 @@ absl::StatusOr<LeaseGrant> MemoryStore::RenewLease(const Fence& fence,
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(CheckFenceLocked(fence));
   leases_[fence.lease].expires = clock_.MonoNow() + ttl;
-  return LeaseGrant{fence.token, ttl};
+  return LeaseGrant{fence.token, ttl, clock_.Now()};
 }
 
 absl::Status MemoryStore::ReleaseLease(const Fence& fence, MonoTime deadline) {

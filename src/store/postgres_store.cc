@@ -61,6 +61,11 @@ PgParam PostgresStore::LeaseNow() const {
   return PgParam(DurationToNanos(clock_.MonoNow().SinceOrigin()));
 }
 
+absl::Time PostgresStore::StoreTime(int64_t db_nanos) const {
+  if (options_.clock != nullptr) return clock_.Now();
+  return absl::FromUnixNanos(db_nanos);
+}
+
 // --- Leases ---
 
 absl::Status PostgresStore::CheckFence(PgTx& tx, const Fence& fence) {
@@ -89,14 +94,16 @@ absl::StatusOr<LeaseGrant> PostgresStore::AcquireLease(absl::string_view name,
                            "ON CONFLICT (name) DO NOTHING",
                            {name})
                         .status());
-    ASSIGN_OR_RETURN(PgResult r,
-                     tx.Run("SELECT holder, epoch, expires_at, "
-                            "COALESCE($2::bigint, " CHIME_PG_DB_NOW
-                            ") FROM leases WHERE name = $1 FOR UPDATE",
-                            {name, LeaseNow()}));
+    ASSIGN_OR_RETURN(
+        PgResult r,
+        tx.Run("SELECT holder, epoch, expires_at, "
+               "COALESCE($2::bigint, " CHIME_PG_DB_NOW "), " CHIME_PG_DB_NOW
+               " FROM leases WHERE name = $1 FOR UPDATE",
+               {name, LeaseNow()}));
     const std::string current = r.Text(0, 0);
     const int64_t expires = r.Int(0, 2);
     const int64_t now = r.Int(0, 3);
+    grant.store_time = StoreTime(r.Int(0, 4));
     if (!current.empty() && current != holder && expires > now) {
       return absl::AlreadyExistsError(absl::StrCat(
           "lease \"", name, "\" is held by \"", current, "\" for another ",
@@ -120,18 +127,22 @@ absl::StatusOr<LeaseGrant> PostgresStore::RenewLease(const Fence& fence,
                                                      absl::Duration ttl,
                                                      MonoTime deadline) {
   RETURN_IF_ERROR(ValidateLeaseRequest(fence.lease, "renewer", ttl));
+  LeaseGrant grant{fence.token, ttl};
   RETURN_IF_ERROR(Write(deadline, [&](PgTx& tx) -> absl::Status {
     ASSIGN_OR_RETURN(
         PgResult r,
         tx.Run("UPDATE leases SET expires_at = "
                "COALESCE($3::bigint, " CHIME_PG_DB_NOW
                ") + $4::bigint WHERE name = $1 AND holder <> '' AND "
-               "epoch = $2::bigint RETURNING epoch",
+               "epoch = $2::bigint RETURNING epoch, " CHIME_PG_DB_NOW,
                {fence.lease, fence.token, LeaseNow(), DurationToNanos(ttl)}));
-    if (r.rows() == 1) return absl::OkStatus();
+    if (r.rows() == 1) {
+      grant.store_time = StoreTime(r.Int(0, 1));
+      return absl::OkStatus();
+    }
     return CheckFence(tx, fence);  // explains the refusal
   }));
-  return LeaseGrant{fence.token, ttl};
+  return grant;
 }
 
 absl::Status PostgresStore::ReleaseLease(const Fence& fence,

@@ -155,6 +155,9 @@ class PostgresStore final : public Store {
   // The `now` parameter of lease statements: the injected clock's monotonic
   // time, or NULL for the database's clock (CHIME_PG_DB_NOW).
   PgParam LeaseNow() const;
+  // LeaseGrant::store_time from the database's clock (`db_nanos`, read in
+  // the grant's transaction), or the store's clock when it was given one.
+  absl::Time StoreTime(int64_t db_nanos) const;
 
   const Options options_;
   Clock& clock_;

@@ -71,6 +71,7 @@ absl::StatusOr<LeaseGrant> SqliteStore::AcquireLease(absl::string_view name,
         .Bind(4, MonoNanos(now + ttl))
         .Run();
   }));
+  grant.store_time = clock_.Now();
   return grant;
 }
 
@@ -87,7 +88,7 @@ absl::StatusOr<LeaseGrant> SqliteStore::RenewLease(const Fence& fence,
         .Bind(2, fence.lease)
         .Run();
   }));
-  return LeaseGrant{fence.token, ttl};
+  return LeaseGrant{fence.token, ttl, clock_.Now()};
 }
 
 absl::Status SqliteStore::ReleaseLease(const Fence& fence, MonoTime deadline) {

@@ -2,9 +2,12 @@
 // PostgreSQL 15 server the test starts: one schedules, the others wait as
 // standbys; when the scheduler dies a standby takes over within a few lease
 // ttls, and no fire runs twice; a scheduler that cannot renew its lease
-// stops (exit status 3) rather than run beside its successor.
+// stops (exit status 3) rather than run beside its successor; so does one
+// whose clock goes off from the database's, and a node whose clock is off
+// does not take the lease (its clock faked with libfaketime).
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -24,6 +27,9 @@ namespace chime::daemon_test {
 namespace {
 
 using Json = nlohmann::json;
+
+constexpr char kFakeTime[] =
+    "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 // Every second, the job appends "<fire id> <attempt> <fencing token> <node>"
 // to the witness file, outside the store.
@@ -52,16 +58,41 @@ class SharedStoreTest : public ::testing::Test {
   }
 
   // A daemon named `node` on the shared store, with its own data directory.
+  // With `faked_clock`, its wall clock is off by what the file
+  // <dir>/<node>.faketime says ("+30", "-90", "+0": seconds), read anew at
+  // every reading of the clock (libfaketime, Debian package libfaketime; its
+  // monotonic clock is the real one).
   std::unique_ptr<DaemonProcess> StartNode(const std::string& node,
-                                           bool wait_until_serving) {
+                                           bool wait_until_serving,
+                                           bool faked_clock = false) {
+    std::map<std::string, std::string> env = {{"NODE", node},
+                                              {"WITNESS", witness_}};
+    if (faked_clock) {
+      EXPECT_TRUE(std::filesystem::exists(kFakeTime))
+          << kFakeTime << " is missing: run scripts/install-deps.sh";
+      env["LD_PRELOAD"] = kFakeTime;
+      env["FAKETIME_TIMESTAMP_FILE"] = ClockFile(node);
+      env["FAKETIME_NO_CACHE"] = "1";
+      env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1";
+      // The sanitizer's runtime wants to be loaded first; here it is second.
+      env["ASAN_OPTIONS"] = "verify_asan_link_order=0";
+    }
     auto d = DaemonProcess::Start(
         {.data_dir = absl::StrCat(dir_.path(), "/data-", node),
          .jobs_dir = dir_.path() + "/jobs",
          .args = {"--store", pg_->Url(), "--lease-ttl", "2s"},
-         .env = {{"NODE", node}, {"WITNESS", witness_}},
+         .env = std::move(env),
          .wait_until_serving = wait_until_serving});
     EXPECT_TRUE(d.ok()) << d.status();
     return d.ok() ? *std::move(d) : nullptr;
+  }
+
+  std::string ClockFile(const std::string& node) const {
+    return absl::StrCat(dir_.path(), "/", node, ".faketime");
+  }
+  // Sets the offset of `node`'s faked clock (see StartNode).
+  void SetClock(const std::string& node, const std::string& offset) {
+    std::ofstream(ClockFile(node)) << offset << "\n";
   }
 
   std::vector<Line> Witness() const {
@@ -195,6 +226,58 @@ TEST_F(SharedStoreTest, AStandbyStopsOnSigtermWhileWaiting) {
                              "exiting",
                              "", absl::Milliseconds(1))
                    .is_null());
+  EXPECT_EQ(a->Terminate(), 0);
+}
+
+// The scheduler's clock jumps 30 s ahead of the database's: it gives the
+// lease up (status 3) and a standby whose clock agrees takes over; restarted
+// with its clock still off, it does not take the lease even when it is free,
+// until its clock agrees again.
+TEST_F(SharedStoreTest, ANodeWhoseClockIsOffDoesNotSchedule) {
+  SetClock("a", "+0");
+  std::unique_ptr<DaemonProcess> a = StartNode("a", true, true);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitForRuns("a", 2, absl::Seconds(20))) << a->LogText();
+  std::unique_ptr<DaemonProcess> b = StartNode("b", false);
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(IsStandby(*b)) << b->LogText();
+
+  SetClock("a", "+30");
+  EXPECT_EQ(a->WaitForExit(absl::Seconds(20)), 3) << a->LogText();
+  EXPECT_FALSE(a->WaitForLog([](const Json& j) {
+                  return absl::StartsWith(j.value("msg", ""),
+                                          "this node's clock is off from the "
+                                          "store's: giving up");
+                }).is_null())
+      << a->LogText();
+  ASSERT_TRUE(WaitForRuns("b", 2, absl::Seconds(20))) << b->LogText();
+
+  // `b` stops (releasing the lease); `a`, restarted with its clock still
+  // 30 s ahead, finds the lease free but does not keep it.
+  EXPECT_EQ(b->Terminate(), 0);
+  const size_t ran_before = Witness().size();
+  a = StartNode("a", false, true);
+  ASSERT_NE(a, nullptr);
+  EXPECT_FALSE(a->WaitForLog([](const Json& j) {
+                  return absl::StartsWith(j.value("msg", ""),
+                                          "standby: this node's clock is off");
+                }).is_null())
+      << a->LogText();
+  absl::SleepFor(absl::Seconds(2));
+  EXPECT_EQ(Witness().size(), ran_before);
+
+  // Its clock agrees again: it takes the lease and runs the job.
+  int ran_on_a = 0;
+  for (const Line& l : Witness()) ran_on_a += l.node == "a";
+  SetClock("a", "+0");
+  ASSERT_TRUE(WaitForRuns("a", ran_on_a + 2, absl::Seconds(20)))
+      << a->LogText();
+  std::map<std::pair<std::string, int>, std::string> ran;
+  for (const Line& l : Witness()) {
+    auto [it, fresh] = ran.emplace(std::pair(l.fire_id, l.attempt), l.node);
+    EXPECT_TRUE(fresh) << l.fire_id << " ran on " << it->second << " and "
+                       << l.node;
+  }
   EXPECT_EQ(a->Terminate(), 0);
 }
 

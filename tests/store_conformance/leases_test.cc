@@ -38,6 +38,19 @@ TEST_P(StoreConformance, HeldLeaseIsRefusedToOthersUntilItExpires) {
               StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
+TEST_P(StoreConformance, GrantsAndRenewalsSayTheStoresTime) {
+  // The holder measures its clock against this (src/driver/clock_offset.h).
+  absl::StatusOr<LeaseGrant> a =
+      store().AcquireLease("scheduler", "node-a", absl::Minutes(1), kForever);
+  ASSERT_THAT(a, IsOk());
+  EXPECT_EQ(a->store_time, clock_.Now());
+  clock_.AdvanceBy(absl::Seconds(20));
+  absl::StatusOr<LeaseGrant> renewed = store().RenewLease(
+      Fence{"scheduler", a->token}, absl::Minutes(1), kForever);
+  ASSERT_THAT(renewed, IsOk());
+  EXPECT_EQ(renewed->store_time, clock_.Now());
+}
+
 TEST_P(StoreConformance, SameHolderAcquiringAgainKeepsItsToken) {
   const Fence a = MustAcquire("scheduler", "node-a");
   const Fence again = MustAcquire("scheduler", "node-a");

@@ -129,6 +129,23 @@ TEST_F(PostgresStoreTest, RenewalByTheDatabaseClockKeepsTheLease) {
   }
 }
 
+TEST_F(PostgresStoreTest, GrantsAndRenewalsSayTheDatabasesTime) {
+  // The server runs on this machine: its clock is ours.
+  const absl::Time before = absl::Now();
+  absl::StatusOr<LeaseGrant> a =
+      store_->AcquireLease("shard-1", "node-a", absl::Seconds(5), kForever);
+  ASSERT_THAT(a, IsOk());
+  absl::StatusOr<LeaseGrant> renewed = store_->RenewLease(
+      Fence{"shard-1", a->token}, absl::Seconds(5), kForever);
+  ASSERT_THAT(renewed, IsOk());
+  const absl::Time after = absl::Now();
+  for (const LeaseGrant& g : {*a, *renewed}) {
+    EXPECT_GE(g.store_time, before - absl::Milliseconds(1));
+    EXPECT_LE(g.store_time, after + absl::Milliseconds(1));
+  }
+  EXPECT_LE(a->store_time, renewed->store_time);
+}
+
 TEST_F(PostgresStoreTest, DeadlineCancelsAStatementBlockedByALock) {
   const JobRecord job = MustPut("a");
   absl::StatusOr<LeaseGrant> a =
