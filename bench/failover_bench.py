@@ -119,7 +119,8 @@ class Node:
         self.args = [chime, "serve", "--store", store_url, "--lease-ttl",
                      lease_ttl, "--data-dir", os.path.join(root, self.name),
                      "--jobs-dir", os.path.join(root, "jobs"), "--listen",
-                     f"127.0.0.1:{self.port}", "--log-format", "json"]
+                     f"127.0.0.1:{self.port}", "--log-format", "json",
+                     "--node-name", self.name]
         self.env = dict(os.environ, NODE=self.name, WITNESS=witness)
         self.log_path = os.path.join(root, f"{self.name}.log")
         self.proc = None

@@ -205,6 +205,9 @@ void AddServeCommand(CLI::App& app, const Io& io, int* status) {
   setting("store",
           "a PostgreSQL URL (postgresql://...) to share with other daemons; "
           "default: SQLite in the data directory");
+  setting("node_name",
+          "on a shared store, this node's name among the others (default: "
+          "the host's name)");
   setting("max_clock_skew",
           "on a shared store, how far this node's clock may be from the "
           "database's before it stops scheduling (default 1s)");

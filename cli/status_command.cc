@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "chime/store_types.h"
 #include "cli/client.h"
 #include "nlohmann/json.hpp"
 
@@ -122,7 +124,23 @@ int ShowStatus(const ClientOptions& client, const Io& io) {
          << Int(store, "runs") << " runs ("
          << internal::HumanBytes(Int(store, "run_bytes"))
          << " of run history)\n";
+  // The live members of a shared store on one line; the other leases (the
+  // scheduler's) each on its own.
+  std::vector<std::string> members;
   for (const Json& l : store.value("leases", Json::array())) {
+    const std::string name = Str(l, "name");
+    if (!absl::StartsWith(name, kMemberLeasePrefix)) continue;
+    if (l.value("holder", Json()).is_string() &&
+        l.value("remaining_seconds", 0.0) > 0) {
+      members.push_back(name.substr(kMemberLeasePrefix.size()));
+    }
+  }
+  if (!members.empty()) {
+    io.out << "members:      " << members.size() << " live ("
+           << absl::StrJoin(members, ", ") << ")\n";
+  }
+  for (const Json& l : store.value("leases", Json::array())) {
+    if (absl::StartsWith(Str(l, "name"), kMemberLeasePrefix)) continue;
     io.out << "lease:        " << Str(l, "name") << " held by "
            << (l.value("holder", Json()).is_string() ? Str(l, "holder")
                                                      : std::string("nobody"))

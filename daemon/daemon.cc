@@ -156,6 +156,13 @@ absl::Status Daemon::StartAll() {
               {{"process_groups", int64_t{orphans}}});
   }
   ASSIGN_OR_RETURN(store_, OpenStore(config_, log_));
+  const std::string node = NodeName(config_);
+  if (SharedStore(config_)) {
+    membership_ = std::make_unique<Membership>(
+        *store_, node, absl::StrCat(node, " pid ", getpid()), config_.lease_ttl,
+        log_);
+    membership_->Start();
+  }
   if (::geteuid() == 0) {
     log_.Warn(
         "running as root: every job command runs as root unless its job sets "
@@ -179,6 +186,7 @@ absl::Status Daemon::StartAll() {
                        }));
   SchedulerOptions options;
   options.store = store_;
+  options.node_name = node;
   if (SharedStore(config_)) {
     options.lease_ttl = config_.lease_ttl;
     options.on_lease_lost = [this](const absl::Status& why) { LeaseLost(why); };
@@ -254,6 +262,9 @@ absl::Status Daemon::StartAll() {
            },
        .daemon = {.version = CHIME_VERSION,
                   .started_at = started_at,
+                  .node_name = node,
+                  .shared_store = SharedStore(config_),
+                  .max_clock_skew = config_.max_clock_skew,
                   .job_file_errors =
                       [this] {
                         return jobs_ != nullptr ? jobs_->Errors()
@@ -397,6 +408,7 @@ void Daemon::Stop() {
   if (watcher_ != nullptr) watcher_->Stop();
   if (scheduler_ != nullptr) scheduler_->Shutdown(config_.shutdown_grace);
   if (http_ != nullptr) http_->Stop();
+  if (membership_ != nullptr) membership_->Stop();  // leaves the cluster
   log_.Info("stopped");
 }
 

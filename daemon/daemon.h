@@ -50,6 +50,7 @@
 #include "daemon/job_registry.h"
 #include "daemon/job_sync.h"
 #include "daemon/logger.h"
+#include "daemon/membership.h"
 #include "src/api/auth.h"
 #include "src/api/event_hub.h"
 #include "src/api/live_output.h"
@@ -130,6 +131,9 @@ class Daemon {
   exec::ShellOptions shell_options_;  // set by StartAll
   DaemonHooks hooks_;
   std::shared_ptr<Store> store_;
+  // On a shared store: this node's member lease, from the store's open to
+  // Stop (standbys are members too).
+  std::unique_ptr<Membership> membership_;
   // GET /v1/events and the output of running attempts: fed by the
   // scheduler's on_run_event and the job functions, read by the HTTP
   // handlers, so destroyed after all of them.

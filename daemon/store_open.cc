@@ -1,5 +1,7 @@
 #include "daemon/store_open.h"
 
+#include <unistd.h>
+
 #include <string>
 #include <utility>
 
@@ -13,6 +15,13 @@
 #endif
 
 namespace chime::daemon {
+
+std::string NodeName(const config::DaemonConfig& config) {
+  if (!config.node_name.empty()) return config.node_name;
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown-host";
+  return name;
+}
 
 absl::StatusOr<std::shared_ptr<Store>> OpenStore(
     const config::DaemonConfig& config, Logger& log) {

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -26,6 +27,9 @@ namespace chime::daemon {
 inline bool SharedStore(const config::DaemonConfig& config) {
   return !config.store.empty();
 }
+
+// The node's name: config node_name, else the host's name.
+std::string NodeName(const config::DaemonConfig& config);
 
 // Opens the configured store, logging what it opened.
 absl::StatusOr<std::shared_ptr<Store>> OpenStore(

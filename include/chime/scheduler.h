@@ -229,6 +229,9 @@ struct SchedulerOptions {
   // renewal for ttl minus a fifth of it, on its monotonic clock) it starts
   // no attempt, and on_lease_lost is called once, on a thread of its own.
   absl::Duration lease_ttl = absl::InfiniteDuration();
+  // Names this process in the store's lease ("<node_name> pid <pid>
+  // scheduler <n>"), for operators. Default: the host's name.
+  std::string node_name;
   // Default: abort the process (another scheduler may be running these jobs
   // by now; this one must stop). A caller may instead stop its own work and
   // exit; the scheduler itself starts nothing more either way.

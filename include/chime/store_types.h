@@ -41,6 +41,12 @@ using RunId = uint64_t;
 
 // --- Leases ---
 
+// The leases chime's daemons take: the scheduler's (its holder schedules;
+// docs/cluster.md), and each node's member lease, kMemberLeasePrefix + the
+// node's name.
+inline constexpr absl::string_view kSchedulerLease = "scheduler";
+inline constexpr absl::string_view kMemberLeasePrefix = "member/";
+
 // Presented with every fenced write: the write applies only while `token` is
 // the current token of lease `lease`.
 struct Fence {

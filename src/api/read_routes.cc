@@ -359,6 +359,7 @@ http::Response JobNext(const JobRecord& job, const http::Request& request) {
 void AddRoutes(http::Router& router, const ApiDeps& deps) {
   internal::AddReadRoutes(router, deps);
   internal::AddStatusRoutes(router, deps);
+  internal::AddClusterRoutes(router, deps);
   auto gate = std::make_shared<IdempotencyGate>(deps.store);
   internal::AddActionRoutes(router, deps, gate);
   internal::AddWriteRoutes(router, deps, gate);

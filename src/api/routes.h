@@ -119,6 +119,11 @@ struct DaemonInfo {
   std::string version;
   // When the daemon started.
   absl::Time started_at = absl::InfinitePast();
+  // This node's name, whether its store is shared by several daemons, and
+  // its bound on clock skew (GET /v1/cluster).
+  std::string node_name;
+  bool shared_store = false;
+  absl::Duration max_clock_skew = absl::InfiniteDuration();
   // The job files that do not load ("jobs/a.yaml:3:5: ..."); null: none
   // are known. Called on the handler's thread.
   std::function<std::vector<std::string>()> job_file_errors;
@@ -156,6 +161,8 @@ void AddWriteRoutes(http::Router& router, const ApiDeps& deps,
                     std::shared_ptr<IdempotencyGate> gate);
 // GET /v1/status, GET /v1/namespaces, GET /v1/whoami (status_routes.cc).
 void AddStatusRoutes(http::Router& router, const ApiDeps& deps);
+// GET /v1/cluster (cluster_routes.cc).
+void AddClusterRoutes(http::Router& router, const ApiDeps& deps);
 // The job as the API shows it: {"name", "spec", "status"}; next_fire is
 // shown when known.
 nlohmann::ordered_json JobJson(const JobRecord& record,

@@ -74,6 +74,11 @@ const Key kKeys[] = {
        ASSIGN_OR_RETURN(c->lease_ttl, internal::ReadDuration(v));
        return absl::OkStatus();
      }},
+    {"node_name", "CHIME_NODE_NAME",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->node_name, internal::ReadString(v));
+       return absl::OkStatus();
+     }},
     {"max_clock_skew", "CHIME_MAX_CLOCK_SKEW",
      [](const Value& v, DaemonConfig* c) -> absl::Status {
        ASSIGN_OR_RETURN(c->max_clock_skew, internal::ReadDuration(v));
@@ -271,6 +276,16 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
   if (c.lease_ttl < absl::Seconds(1) || c.lease_ttl > absl::Minutes(10))
     return bad("lease_ttl", absl::StrCat(absl::FormatDuration(c.lease_ttl),
                                          " is outside 1s..10m"));
+  if (c.node_name.size() > 64 ||
+      !std::all_of(c.node_name.begin(), c.node_name.end(), [](char ch) {
+        return absl::ascii_isalnum(static_cast<unsigned char>(ch)) ||
+               ch == '.' || ch == '_' || ch == '-';
+      })) {
+    return bad("node_name",
+               absl::StrCat("\"", c.node_name,
+                            "\" is not a name of at most 64 letters, digits, "
+                            "'.', '_' and '-'"));
+  }
   if (c.max_clock_skew < absl::Milliseconds(10) ||
       c.max_clock_skew > absl::Hours(1)) {
     return bad("max_clock_skew",

@@ -10,6 +10,8 @@
 //   lease_ttl: 5s                     # CHIME_LEASE_TTL (shared store only)
 //   max_clock_skew: 1s                # CHIME_MAX_CLOCK_SKEW (shared store
 //                                     # only)
+//   node_name: node-1                 # CHIME_NODE_NAME (shared store only;
+//                                     # default: the host's name)
 //   jobs_dir: /etc/chime/jobs         # CHIME_JOBS_DIR
 //   listen: 127.0.0.1:8712            # CHIME_LISTEN (port 0: any free port)
 //   max_concurrent_runs: 32           # CHIME_MAX_CONCURRENT_RUNS
@@ -83,6 +85,10 @@ struct DaemonConfig {
   // On a shared store: a node whose wall clock is off from the database's by
   // more than this does not schedule (SchedulerOptions::max_clock_skew).
   absl::Duration max_clock_skew = absl::Seconds(1);
+  // On a shared store: this daemon's name among the nodes (its member lease
+  // "member/<node_name>", the scheduler lease's holder). Unique per live
+  // daemon; empty: the host's name.
+  std::string node_name;
   std::string jobs_dir = "jobs";
   std::string listen = "127.0.0.1:8712";
   int max_concurrent_runs = 32;

@@ -32,6 +32,12 @@ TEST(DaemonConfigTest, SharedStoreSettingsAreBounded) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "max_clock_skew: 2h is outside 10ms..1h"));
   c.max_clock_skew = absl::Milliseconds(10);
+  c.node_name = "node 1";
+  EXPECT_THAT(ValidateDaemonConfig(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("node_name: \"node 1\" is not a name")));
+  c.node_name = "node-1.eu_west";
+  EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
   c.lease_ttl = absl::Milliseconds(500);
   EXPECT_THAT(ValidateDaemonConfig(c),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -45,6 +51,7 @@ data_dir: /var/lib/chime
 store: postgresql://chime@db.internal/chime
 lease_ttl: 10s
 max_clock_skew: 250ms
+node_name: node-7
 jobs_dir: /etc/chime/jobs
 listen: "[::1]:9000"
 max_concurrent_runs: 8
@@ -64,6 +71,7 @@ tls:
   EXPECT_EQ(c.store, "postgresql://chime@db.internal/chime");
   EXPECT_EQ(c.lease_ttl, absl::Seconds(10));
   EXPECT_EQ(c.max_clock_skew, absl::Milliseconds(250));
+  EXPECT_EQ(c.node_name, "node-7");
   EXPECT_EQ(c.jobs_dir, "/etc/chime/jobs");
   EXPECT_EQ(c.listen, "[::1]:9000");
   EXPECT_EQ(c.max_concurrent_runs, 8);

@@ -40,9 +40,6 @@
 
 namespace chime::driver {
 
-// The lease every scheduler on a store competes for.
-inline constexpr absl::string_view kSchedulerLease = "scheduler";
-
 struct Recovered {
   Fence fence;          // the lease just granted
   MonoTime granted_at;  // when it was asked for (its ttl counts from there)

@@ -447,10 +447,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
       return absl::InvalidArgumentError(absl::StrCat(
           "lease_ttl: ", absl::FormatDuration(ttl), " is not positive"));
     }
-    recovered = Recover(*store, clock,
-                        absl::StrCat(HostName(), " pid ", getpid(),
-                                     " scheduler ", ++schedulers),
-                        ttl, options.max_clock_skew);
+    recovered = Recover(
+        *store, clock,
+        absl::StrCat(options.node_name.empty() ? HostName() : options.node_name,
+                     " pid ", getpid(), " scheduler ", ++schedulers),
+        ttl, options.max_clock_skew);
     if (!recovered.ok()) return recovered.status();
   }
   plan.token = recovered->fence.token;

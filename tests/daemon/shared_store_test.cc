@@ -18,9 +18,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/status_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/postgres_server.h"
+#include "tests/daemon/cli_runner.h"
 #include "tests/daemon/daemon_harness.h"
 
 namespace chime::daemon_test {
@@ -80,7 +82,8 @@ class SharedStoreTest : public ::testing::Test {
     auto d = DaemonProcess::Start(
         {.data_dir = absl::StrCat(dir_.path(), "/data-", node),
          .jobs_dir = dir_.path() + "/jobs",
-         .args = {"--store", pg_->Url(), "--lease-ttl", "2s"},
+         .args = {"--store", pg_->Url(), "--lease-ttl", "2s", "--node-name",
+                  node},
          .env = std::move(env),
          .wait_until_serving = wait_until_serving});
     EXPECT_TRUE(d.ok()) << d.status();
@@ -213,6 +216,63 @@ TEST_F(SharedStoreTest,
     EXPECT_LE(scheduled, frozen) << l.fire_id << " started by the zombie";
   }
   EXPECT_EQ(b->Terminate(), 0);
+}
+
+// Every node, standbys included, is a member while it lives; GET
+// /v1/cluster and `chime status` say which nodes are and which schedules.
+TEST_F(SharedStoreTest, EveryLiveNodeIsAMemberAndTheClusterSaysWhoSchedules) {
+  std::unique_ptr<DaemonProcess> a = StartNode("a", true);
+  ASSERT_NE(a, nullptr);
+  std::unique_ptr<DaemonProcess> b = StartNode("b", false);
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(IsStandby(*b)) << b->LogText();
+  // The live members' names, as /v1/cluster on `a` gives them, once
+  // `until` holds of them (at most 15 s).
+  const auto members =
+      [&](const std::function<bool(const std::string&)>& until) {
+        std::string names;
+        for (int i = 0; i < 150; ++i) {
+          const Json c = a->GetJson("/v1/cluster");
+          names.clear();
+          for (const Json& m : c.value("members", Json::array()))
+            names += m.value("node", "?") +
+                     (m.value("scheduling", false) ? "*" : "") + " ";
+          if (until(names)) break;
+          absl::SleepFor(absl::Milliseconds(100));
+        }
+        return names;
+      };
+  EXPECT_EQ(members([](const std::string& n) { return n == "a* b "; }),
+            "a* b ");
+  const Json c = a->GetJson("/v1/cluster");
+  EXPECT_EQ(c["node"], "a");
+  EXPECT_EQ(c["shared_store"], true);
+  EXPECT_EQ(c["scheduler"]["node"], "a");
+  EXPECT_GT(c["scheduler"]["epoch"].get<int64_t>(), 0);
+  EXPECT_TRUE(c["clock_offset_seconds"].is_number()) << c.dump();
+  EXPECT_LT(std::abs(c["clock_offset_seconds"].get<double>()), 0.5);
+  EXPECT_EQ(c["max_clock_skew_seconds"], 1.0);
+  const CliResult status = RunChime(
+      {"status", "--server", absl::StrCat("http://127.0.0.1:", a->port())},
+      {cli::AddStatusCommand});
+  EXPECT_EQ(status.status, 0) << status.err;
+  EXPECT_THAT(status.out, ::testing::HasSubstr("members:      2 live (a, b)"));
+  EXPECT_THAT(status.out,
+              ::testing::HasSubstr("lease:        scheduler held by a pid "));
+
+  // A standby killed drops out once its member lease expires (2 s); one
+  // stopped leaves at once (it releases its lease).
+  b->Kill();
+  EXPECT_EQ(members([](const std::string& n) { return n == "a* "; }), "a* ");
+  std::unique_ptr<DaemonProcess> c2 = StartNode("c", false);
+  ASSERT_NE(c2, nullptr);
+  ASSERT_TRUE(IsStandby(*c2)) << c2->LogText();
+  EXPECT_EQ(members([](const std::string& n) { return n == "a* c "; }),
+            "a* c ");
+  EXPECT_EQ(c2->Terminate(), 0);
+  const Json after = a->GetJson("/v1/cluster");
+  ASSERT_EQ(after["members"].size(), 1u) << after.dump();
+  EXPECT_EQ(a->Terminate(), 0);
 }
 
 TEST_F(SharedStoreTest, AStandbyStopsOnSigtermWhileWaiting) {

@@ -1,0 +1,83 @@
+// GET /v1/cluster (routes.h, docs/api.md, docs/cluster.md): the nodes that
+// share this daemon's store, read from the store's leases -- each live
+// member's lease "member/<node>", the scheduler's lease -- and this node's
+// own clock offset from the store's (its scheduler's last measurement).
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "src/api/http_util.h"
+#include "src/api/routes.h"
+
+namespace chime::api {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A holder is "<node> pid <pid>[ scheduler <n>]"; node names have no spaces.
+std::string NodeOf(const std::string& holder) {
+  return holder.substr(0, holder.find(' '));
+}
+
+http::Response GetCluster(const ApiDeps& deps, const http::Request& request) {
+  absl::StatusOr<Query> q = Query::Parse(request.query, {});
+  if (!q.ok()) return ProblemFromStatus(q.status());
+  absl::StatusOr<std::vector<LeaseInfo>> leases =
+      deps.store->ListLeases(StoreDeadline());
+  if (!leases.ok()) return ProblemFromStatus(leases.status());
+  absl::StatusOr<SchedulerStats> stats = deps.scheduler->Stats();
+  if (!stats.ok()) return ProblemFromStatus(stats.status());
+
+  const DaemonInfo& daemon = deps.daemon;
+  Json body;
+  body["node"] = daemon.node_name;
+  body["shared_store"] = daemon.shared_store;
+  std::string scheduler_node;
+  Json& scheduler = body["scheduler"] = nullptr;
+  for (const LeaseInfo& l : *leases) {
+    if (l.name != kSchedulerLease || l.holder.empty() ||
+        l.remaining <= absl::ZeroDuration()) {
+      continue;
+    }
+    scheduler_node = NodeOf(l.holder);
+    scheduler = Json{{"node", scheduler_node},
+                     {"holder", l.holder},
+                     {"epoch", l.token},
+                     {"remaining_seconds", absl::ToDoubleSeconds(l.remaining)}};
+  }
+  // The live members, by name (ListLeases orders by name).
+  Json& members = body["members"] = Json::array();
+  for (const LeaseInfo& l : *leases) {
+    if (!absl::StartsWith(l.name, kMemberLeasePrefix) || l.holder.empty() ||
+        l.remaining <= absl::ZeroDuration()) {
+      continue;
+    }
+    const std::string node(l.name.substr(kMemberLeasePrefix.size()));
+    members.push_back(
+        Json{{"node", node},
+             {"holder", l.holder},
+             {"epoch", l.token},
+             {"remaining_seconds", absl::ToDoubleSeconds(l.remaining)},
+             {"scheduling", node == scheduler_node}});
+  }
+  body["clock_offset_seconds"] =
+      stats->clock_offset.has_value()
+          ? Json(absl::ToDoubleSeconds(*stats->clock_offset))
+          : Json(nullptr);
+  body["max_clock_skew_seconds"] =
+      daemon.max_clock_skew == absl::InfiniteDuration()
+          ? Json(nullptr)
+          : Json(absl::ToDoubleSeconds(daemon.max_clock_skew));
+  return JsonResponse(body);
+}
+
+}  // namespace
+
+void internal::AddClusterRoutes(http::Router& router, const ApiDeps& deps) {
+  router.Handle("GET", "/v1/cluster",
+                deps.auth->Guard(Role::kRead, [deps](const http::Request& r) {
+                  return GetCluster(deps, r);
+                }));
+}
+
+}  // namespace chime::api
