@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/standby_http.h"
 #include "daemon/store_open.h"
 #include "nlohmann/json.hpp"
 #include "src/api/event_hub.h"
@@ -211,8 +212,44 @@ absl::Status Daemon::StartAll() {
                 {{"op", std::string(w.op)}, {"error", w.status.ToString()}});
     }
   };
-  ASSIGN_OR_RETURN(scheduler_,
-                   CreateScheduler(options, config_, log_, hooks_.pause));
+  // What GET /v1/status and /v1/cluster tell of this daemon; the standby's
+  // listener serves it too.
+  daemon_info_ = {.version = CHIME_VERSION,
+                  .started_at = started_at,
+                  .node_name = node,
+                  .shared_store = SharedStore(config_),
+                  .max_clock_skew = config_.max_clock_skew,
+                  .clock_offset = [this]() -> std::optional<absl::Duration> {
+                    if (membership_ == nullptr) return std::nullopt;
+                    return membership_->clock_offset();
+                  },
+                  .job_file_errors =
+                      [this] {
+                        return jobs_ != nullptr ? jobs_->Errors()
+                                                : std::vector<std::string>{};
+                      }};
+  auth_ = std::make_unique<api::Authorizer>(config_.api_tokens);
+  std::unique_ptr<http::HttpServer> standby_http;
+  ASSIGN_OR_RETURN(
+      scheduler_,
+      CreateScheduler(
+          options, config_, log_, hooks_.pause, [&]() -> absl::Status {
+            ASSIGN_OR_RETURN(
+                standby_http,
+                StartStandbyHttp(config_, *store_, *auth_, daemon_info_));
+            log_.Info(
+                "standby serving /healthz, /readyz, "
+                "/metrics and /v1/cluster",
+                {{"port", int64_t{standby_http->port()}}});
+            return absl::OkStatus();
+          }));
+  // The full listener takes the standby's port (the same, unless `listen`
+  // said port 0).
+  int standby_port = 0;
+  if (standby_http != nullptr) {
+    standby_port = standby_http->port();
+    standby_http->Stop();
+  }
 
   const auto run = std::make_shared<const JobFunction>(
       [this](const AttemptContext& ctx) { return RunAttempt(ctx); });
@@ -227,7 +264,7 @@ absl::Status Daemon::StartAll() {
   int port = 0;
   RETURN_IF_ERROR(config::SplitHostPort(config_.listen, &host, &port));
   http.address = host;
-  http.port = static_cast<uint16_t>(port);
+  http.port = static_cast<uint16_t>(standby_port != 0 ? standby_port : port);
   // Handlers that change something wait for the store (a durable write, a
   // scheduler round trip): enough threads that concurrent clients' changes
   // meet in one batch (JobRegistry) instead of queueing for a thread.
@@ -246,7 +283,6 @@ absl::Status Daemon::StartAll() {
   });
   // The web UI at / (static; it calls the API with the user's token).
   web::RegisterUi(http.router);
-  auth_ = std::make_unique<api::Authorizer>(config_.api_tokens);
   api::AddRoutes(
       http.router,
       {.store = store_.get(),
@@ -260,16 +296,7 @@ absl::Status Daemon::StartAll() {
                  what,
                  {{"job", job.ToString()}, {"token", who}, {"detail", detail}});
            },
-       .daemon = {.version = CHIME_VERSION,
-                  .started_at = started_at,
-                  .node_name = node,
-                  .shared_store = SharedStore(config_),
-                  .max_clock_skew = config_.max_clock_skew,
-                  .job_file_errors =
-                      [this] {
-                        return jobs_ != nullptr ? jobs_->Errors()
-                                                : std::vector<std::string>{};
-                      }},
+       .daemon = daemon_info_,
        .events = events_.get(),
        .live_output = live_output_.get()});
   ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));

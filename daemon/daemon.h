@@ -11,7 +11,10 @@
 //   2. the store opens -- SQLite in the data directory (one daemon per data
 //      directory: a second one fails with the holder named), or a shared
 //      PostgreSQL database (a second daemon waits as a standby until the
-//      first one's lease expires; daemon/store_open.h) -- and the scheduler
+//      first one's lease expires, serving health checks, metrics and
+//      /v1/cluster meanwhile; daemon/store_open.h, daemon/standby_http.h;
+//      every node holds a member lease, daemon/membership.h) -- and the
+//      scheduler
 //      recovers from it (runs left
 //      unfinished are recorded lost, at-least-once ones start again, fires
 //      missed while down go through each job's misfire policy);
@@ -54,6 +57,7 @@
 #include "src/api/auth.h"
 #include "src/api/event_hub.h"
 #include "src/api/live_output.h"
+#include "src/api/routes.h"
 #include "src/config/daemon_config.h"
 #include "src/core/packed_spec.h"
 #include "src/exec/shell_executor.h"
@@ -148,6 +152,7 @@ class Daemon {
   std::unique_ptr<JobRegistry> registry_;  // uses jobs_
   std::unique_ptr<DirWatcher> watcher_;
   std::unique_ptr<api::Authorizer> auth_;  // the HTTP handlers use it
+  api::DaemonInfo daemon_info_;            // set by StartAll
   std::unique_ptr<http::HttpServer> http_;
   std::thread housekeeping_;
   std::mutex housekeeping_mu_;

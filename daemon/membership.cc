@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "src/driver/clock_offset.h"
 
 namespace chime::daemon {
 
@@ -42,9 +44,18 @@ void Membership::Run() {
   bool told_taken = false;
   for (;;) {
     const MonoTime deadline = RealClock::Get().MonoNow() + period;
+    const absl::Time sent = absl::Now();
+    const auto measure = [&](const LeaseGrant& grant) {
+      const std::optional<driver::ClockOffset> offset =
+          driver::MeasureClockOffset(grant.store_time, sent, absl::Now());
+      if (!offset.has_value()) return;
+      std::lock_guard<std::mutex> lock(mu_);
+      offset_ = offset->offset;
+    };
     if (held_.load()) {
       absl::StatusOr<LeaseGrant> renewed =
           store_.RenewLease(fence_, ttl_, deadline);
+      if (renewed.ok()) measure(*renewed);
       if (absl::IsFailedPrecondition(renewed.status())) {
         held_ = false;  // expired and taken, or released: acquire again
         log_.Warn("lost this node's member lease; acquiring it again",
@@ -54,6 +65,7 @@ void Membership::Run() {
       absl::StatusOr<LeaseGrant> grant =
           store_.AcquireLease(lease_, holder_, ttl_, deadline);
       if (grant.ok()) {
+        measure(*grant);
         fence_ = Fence{lease_, grant->token};
         held_ = true;
         told_taken = false;

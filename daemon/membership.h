@@ -6,7 +6,9 @@
 // Losing the lease (the store unreachable for longer than the ttl) is not
 // fatal to a member: it acquires it again when it can, under a new epoch.
 // A name held by another live process is waited for (logged once): two
-// daemons must not share a node_name.
+// daemons must not share a node_name. Each grant and renewal also measures
+// this node's clock against the store's (src/driver/clock_offset.h), on
+// standbys too.
 //
 //   Membership m(store, "node-1", "node-1 pid 42", absl::Seconds(5), log);
 //   m.Start();
@@ -20,6 +22,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -45,6 +48,11 @@ class Membership {
 
   // Whether the last acquire or renewal succeeded.
   bool held() const { return held_.load(); }
+  // The store's clock minus this node's, at the last grant or renewal.
+  std::optional<absl::Duration> clock_offset() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return offset_;
+  }
 
  private:
   void Run();
@@ -56,9 +64,10 @@ class Membership {
   Logger& log_;
   std::atomic<bool> held_{false};
   Fence fence_;  // the keeper thread's, then Stop's
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  bool stop_ = false;                     // guarded by mu_
+  std::optional<absl::Duration> offset_;  // guarded by mu_
   std::thread thread_;
 };
 

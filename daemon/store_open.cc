@@ -54,7 +54,8 @@ absl::StatusOr<std::shared_ptr<Store>> OpenStore(
 
 absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
     const SchedulerOptions& options, const config::DaemonConfig& config,
-    Logger& log, const std::function<bool(absl::Duration)>& pause) {
+    Logger& log, const std::function<bool(absl::Duration)>& pause,
+    const std::function<absl::Status()>& on_standby) {
   // What the last try's refusal was about (logged when it changes).
   enum class Waiting { kNot, kHeldElsewhere, kClockOff } logged = Waiting::kNot;
   for (;;) {
@@ -74,6 +75,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
         log.Info("standby: took over the store");
       return scheduler;
     }
+    if (logged == Waiting::kNot) RETURN_IF_ERROR(on_standby());
     if (waiting != logged) {
       if (waiting == Waiting::kHeldElsewhere) {
         log.Info(

@@ -35,13 +35,16 @@ std::string NodeName(const config::DaemonConfig& config);
 absl::StatusOr<std::shared_ptr<Store>> OpenStore(
     const config::DaemonConfig& config, Logger& log);
 
-// Scheduler::Create(options); on a shared store held by another daemon,
-// waits as a standby -- trying again every second, logging once -- until
-// this daemon gets the lease, or `pause` (which waits up to the duration it
-// is given) returns false: then Cancelled.
+// Scheduler::Create(options); on a shared store held by another daemon (or
+// with this node's clock off from the store's), waits as a standby --
+// calling `on_standby` once when it starts waiting (its error ends the
+// wait), trying again every second, logging what it waits for -- until this
+// daemon gets the lease, or `pause` (which waits up to the duration it is
+// given) returns false: then Cancelled.
 absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
     const SchedulerOptions& options, const config::DaemonConfig& config,
-    Logger& log, const std::function<bool(absl::Duration)>& pause);
+    Logger& log, const std::function<bool(absl::Duration)>& pause,
+    const std::function<absl::Status()>& on_standby);
 
 }  // namespace chime::daemon
 

@@ -1,7 +1,9 @@
 // GET /v1/cluster (routes.h, docs/api.md, docs/cluster.md): the nodes that
 // share this daemon's store, read from the store's leases -- each live
 // member's lease "member/<node>", the scheduler's lease -- and this node's
-// own clock offset from the store's (its scheduler's last measurement).
+// own clock offset from the store's (DaemonInfo::clock_offset). Needs no
+// scheduler: standbys serve it too (daemon/standby_http.h).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,8 +27,6 @@ http::Response GetCluster(const ApiDeps& deps, const http::Request& request) {
   absl::StatusOr<std::vector<LeaseInfo>> leases =
       deps.store->ListLeases(StoreDeadline());
   if (!leases.ok()) return ProblemFromStatus(leases.status());
-  absl::StatusOr<SchedulerStats> stats = deps.scheduler->Stats();
-  if (!stats.ok()) return ProblemFromStatus(stats.status());
 
   const DaemonInfo& daemon = deps.daemon;
   Json body;
@@ -60,10 +60,10 @@ http::Response GetCluster(const ApiDeps& deps, const http::Request& request) {
              {"remaining_seconds", absl::ToDoubleSeconds(l.remaining)},
              {"scheduling", node == scheduler_node}});
   }
+  const std::optional<absl::Duration> offset =
+      daemon.clock_offset ? daemon.clock_offset() : std::nullopt;
   body["clock_offset_seconds"] =
-      stats->clock_offset.has_value()
-          ? Json(absl::ToDoubleSeconds(*stats->clock_offset))
-          : Json(nullptr);
+      offset.has_value() ? Json(absl::ToDoubleSeconds(*offset)) : Json(nullptr);
   body["max_clock_skew_seconds"] =
       daemon.max_clock_skew == absl::InfiniteDuration()
           ? Json(nullptr)

@@ -124,6 +124,9 @@ struct DaemonInfo {
   std::string node_name;
   bool shared_store = false;
   absl::Duration max_clock_skew = absl::InfiniteDuration();
+  // The store's clock minus this node's, as last measured; null or nothing:
+  // not measured.
+  std::function<std::optional<absl::Duration>()> clock_offset;
   // The job files that do not load ("jobs/a.yaml:3:5: ..."); null: none
   // are known. Called on the handler's thread.
   std::function<std::vector<std::string>()> job_file_errors;

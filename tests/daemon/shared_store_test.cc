@@ -275,6 +275,74 @@ TEST_F(SharedStoreTest, EveryLiveNodeIsAMemberAndTheClusterSaysWhoSchedules) {
   EXPECT_EQ(a->Terminate(), 0);
 }
 
+// A standby is never a closed port: it answers health checks (live, not
+// ready), scrapes and /v1/cluster, and names the scheduling node for the
+// rest of the API. Once it takes over, its full listener is on the same
+// port.
+TEST_F(SharedStoreTest, AStandbyServesHealthMetricsAndTheCluster) {
+  std::unique_ptr<DaemonProcess> a = StartNode("a", true);
+  ASSERT_NE(a, nullptr);
+  std::unique_ptr<DaemonProcess> b = StartNode("b", false);
+  ASSERT_NE(b, nullptr);
+  const Json serving = b->WaitForMsg(
+      "standby serving /healthz, /readyz, /metrics and /v1/cluster");
+  ASSERT_TRUE(serving.is_object()) << b->LogText();
+  const int port = serving.value("port", 0);
+  ASSERT_GT(port, 0);
+
+  absl::StatusOr<HttpResult> health = HttpGet(port, "/healthz");
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(health->status, 200);
+  absl::StatusOr<HttpResult> ready = HttpGet(port, "/readyz");
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_EQ(ready->status, 503);
+  const Json readiness = Json::parse(ready->body, nullptr, false);
+  EXPECT_EQ(readiness["role"], "standby") << ready->body;
+  EXPECT_EQ(readiness["scheduler"], "a") << ready->body;
+
+  // Its clock offset is measured by its own member lease.
+  std::string metrics;
+  for (int i = 0; i < 50; ++i) {
+    absl::StatusOr<HttpResult> m = HttpGet(port, "/metrics");
+    ASSERT_TRUE(m.ok()) << m.status();
+    metrics = m->body;
+    if (metrics.find("\nchime_clock_offset_seconds ") != std::string::npos)
+      break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_THAT(metrics, ::testing::HasSubstr("\nchime_standby 1\n"));
+  EXPECT_THAT(metrics, ::testing::HasSubstr("\nchime_clock_offset_seconds "));
+
+  absl::StatusOr<HttpResult> cluster = HttpGet(port, "/v1/cluster");
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EXPECT_EQ(cluster->status, 200) << cluster->body;
+  const Json c = Json::parse(cluster->body, nullptr, false);
+  EXPECT_EQ(c["node"], "b");
+  EXPECT_EQ(c["scheduler"]["node"], "a") << cluster->body;
+
+  absl::StatusOr<HttpResult> jobs = HttpGet(port, "/v1/jobs");
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_EQ(jobs->status, 503);
+  EXPECT_THAT(jobs->body,
+              ::testing::HasSubstr("this node (b) is a standby: ask the "
+                                   "scheduling node (a)"));
+  EXPECT_EQ(jobs->Header("Retry-After"), "1");
+
+  // `b` takes over: the same port now answers as the scheduler.
+  a->Kill();
+  bool took_over = false;
+  for (int i = 0; i < 300 && !took_over; ++i) {
+    absl::StatusOr<HttpResult> r = HttpGet(port, "/readyz");
+    took_over = r.ok() && r->status == 200;
+    if (!took_over) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(took_over) << b->LogText();
+  absl::StatusOr<HttpResult> listed = HttpGet(port, "/v1/jobs");
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->status, 200) << listed->body;
+  EXPECT_EQ(b->Terminate(), 0);
+}
+
 TEST_F(SharedStoreTest, AStandbyStopsOnSigtermWhileWaiting) {
   std::unique_ptr<DaemonProcess> a = StartNode("a", true);
   ASSERT_NE(a, nullptr);

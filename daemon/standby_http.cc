@@ -1,0 +1,107 @@
+#include "daemon/standby_http.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "src/api/http_util.h"
+#include "src/base/status_macros.h"
+#include "src/metrics/registry.h"
+
+namespace chime::daemon {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A standby answers few requests: health checks, scrapes, /v1/cluster.
+constexpr int kStandbyThreads = 2;
+
+// The scheduling node's name (the scheduler lease's live holder's first
+// word), or nothing.
+std::optional<std::string> SchedulingNode(Store& store) {
+  absl::StatusOr<std::vector<LeaseInfo>> leases =
+      store.ListLeases(RealClock::Get().MonoNow() + absl::Seconds(5));
+  if (!leases.ok()) return std::nullopt;
+  for (const LeaseInfo& l : *leases) {
+    if (l.name == kSchedulerLease && !l.holder.empty() &&
+        l.remaining > absl::ZeroDuration()) {
+      return l.holder.substr(0, l.holder.find(' '));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
+    const config::DaemonConfig& config, Store& store,
+    const api::Authorizer& auth, const api::DaemonInfo& daemon) {
+  http::HttpServer::Options http;
+  std::string host;
+  int port = 0;
+  RETURN_IF_ERROR(config::SplitHostPort(config.listen, &host, &port));
+  http.address = host;
+  http.port = static_cast<uint16_t>(port);
+  http.threads = kStandbyThreads;
+  http.tls_cert_file = config.tls_cert;
+  http.tls_key_file = config.tls_key;
+
+  http.router.Handle("GET", "/healthz", [](const http::Request&) {
+    return http::Response{.status = 200, .body = "ok\n"};
+  });
+  http.router.Handle("GET", "/readyz", [&store](const http::Request&) {
+    const std::optional<std::string> scheduler = SchedulingNode(store);
+    Json j{{"ready", false},
+           {"role", "standby"},
+           {"scheduler", scheduler.has_value() ? Json(*scheduler) : Json()}};
+    return http::Response{.status = 503,
+                          .content_type = "application/json",
+                          .body = j.dump() + "\n"};
+  });
+  auto registry = std::make_shared<metrics::Registry>();
+  RETURN_IF_ERROR(registry->AddGaugeCallback(
+      "chime_standby",
+      "1 while this daemon waits as a standby for the store's lease.", {}, [] {
+        return std::vector<metrics::Sample>{{{}, 1.0}};
+      }));
+  RETURN_IF_ERROR(registry->AddGaugeCallback(
+      "chime_clock_offset_seconds",
+      "The store's wall clock minus this node's, measured at the last "
+      "lease renewal (absent until measured). A node off by more than "
+      "max_clock_skew does not schedule.",
+      {}, [clock_offset = daemon.clock_offset] {
+        const std::optional<absl::Duration> offset =
+            clock_offset ? clock_offset() : std::nullopt;
+        if (!offset.has_value()) return std::vector<metrics::Sample>{};
+        return std::vector<metrics::Sample>{
+            {{}, absl::ToDoubleSeconds(*offset)}};
+      }));
+  http.router.Handle("GET", "/metrics", [registry](const http::Request&) {
+    return http::Response{.status = 200,
+                          .content_type = std::string(metrics::kContentType),
+                          .body = registry->Render()};
+  });
+  api::internal::AddClusterRoutes(
+      http.router,
+      api::ApiDeps{.store = &store, .auth = &auth, .daemon = daemon});
+  const auto not_here = [&store,
+                         node = daemon.node_name](const http::Request&) {
+    const std::optional<std::string> scheduler = SchedulingNode(store);
+    http::Response r = api::Problem(
+        503, absl::StrCat(
+                 "this node (", node, ") is a standby: ask the scheduling node",
+                 scheduler.has_value() ? absl::StrCat(" (", *scheduler, ")")
+                                       : std::string(" (none right now)"),
+                 "; GET /v1/cluster names it"));
+    r.headers.emplace_back("Retry-After", "1");
+    return r;
+  };
+  for (absl::string_view method : {"GET", "POST", "PUT", "PATCH", "DELETE"})
+    http.router.HandlePrefix(method, "/v1/", not_here);
+  return http::HttpServer::Start(std::move(http));
+}
+
+}  // namespace chime::daemon
