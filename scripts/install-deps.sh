@@ -10,6 +10,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libyaml-dev
   postgresql-15 libpq-dev
+  libfaketime
   libcurl4-openssl-dev libboost-dev libssl-dev
   prometheus
   nodejs npm chromium chromium-driver
