@@ -10,8 +10,11 @@
 // default) covers the two clocks running at different rates for a while.
 // When the deadline passes without a successful renewal -- the store is
 // unreachable, or answers that another holder has the lease -- the lease is
-// lost: Valid() is false from then on, and `on_lost` is called once, on the
-// keeper's thread.
+// lost: Valid() is false from then on, and `on_lost` is called once, on one
+// of the keeper's threads. A second thread watches the deadline on the clock
+// alone, so that the loss is reported on time even while a renewal hangs in
+// the store (a network that drops packets holds libpq's cancel request for as
+// long as it lasts; tests/chaos found a node that never left).
 //
 //   LeaseKeeper keeper(store, clock, fence, absl::Seconds(5), on_lost);
 //   keeper.Start();              // renews on its own thread
@@ -70,6 +73,10 @@ class LeaseKeeper {
 
  private:
   void Run();
+  // Reports the loss at the deadline, whatever the renewals are doing.
+  void Watch();
+  // Invalidates the lease and calls on_lost_, the first time only.
+  void ReportLost(const absl::Status& why);
   void SetValidUntil(MonoTime t);
 
   Store& store_;
@@ -79,10 +86,14 @@ class LeaseKeeper {
   const absl::Duration margin_;
   const std::function<void(const absl::Status&)> on_lost_;
   std::atomic<int64_t> valid_until_ns_;
+  // The deadline of the renewal in flight (0: none), for Watch.
+  std::atomic<int64_t> renewal_deadline_ns_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // guarded by mu_
+  bool lost_ = false;  // guarded by mu_: no renewal makes it valid again
   std::thread thread_;
+  std::thread watchdog_;
 };
 
 }  // namespace chime::driver
