@@ -53,13 +53,16 @@ It fails (exit status 1, each problem on a line that names the fire) on:
   ran and missed    a fire with a witnessed attempt that is also inside a
                     missed record whose count says it covers every fire of its
                     range;
+  node unknown      an attempt whose node name ($NODE, set on each daemon) is
+                    missing or not one of run.json's nodes;
   sanitizer         an AddressSanitizer / UndefinedBehaviorSanitizer report in
                     a node's log.
 
 It prints counts (fires, executions, runs by state, missed by reason, lost,
 duplicates, faults by kind) and the lateness (witnessed start minus scheduled
-time, first attempts) in percentiles, for fires scheduled inside a fault
-window and outside, then one JSON line with the same.
+time, first attempts) in percentiles, for fires due or started inside a
+fault window (from the fault until jobs ran again after its heal) and
+outside, then one JSON line with the same.
 """
 
 import argparse
@@ -251,6 +254,12 @@ class Checker:
                     f"{fire_id(r['job'], r['generation'], r['sched'])} is "
                     f"at-most-once; its run {r['id']} has attempt "
                     f"{r['attempt']}"))
+        known = {n["name"] for n in self.run.get("nodes", [])}
+        for node in sorted({e.node for e in self.executions}):
+            if node == "?" or (known and node not in known):
+                self.fail("node unknown", (
+                    f"attempts witnessed on node {node!r}: the node's name "
+                    "($NODE) did not reach the job's environment"))
         self.counts["duplicates"] = dup
         self.counts["executions"] = len(self.executions)
         self.counts["executions_unfinished"] = sum(
@@ -422,8 +431,11 @@ class Checker:
                 continue
             late = first.start - first.scheduled
             early += late < -0.5
-            (inside if self.in_fault(first.scheduled) else outside).append(
-                late)
+            # Inside when it was due or started during a fault (a node whose
+            # clock is ahead starts fires due after the fault ended).
+            faulted = self.in_fault(first.scheduled) or \
+                self.in_fault(first.start)
+            (inside if faulted else outside).append(late)
         c["early_starts"] = early  # more than 0.5 s before the schedule
         c["lateness_s"] = {"outside_faults": percentiles(outside),
                            "inside_faults": percentiles(inside)}

@@ -256,6 +256,11 @@ class CheckerTest(unittest.TestCase):
                             "overflow\n")
         self.assertCaught(r, "sanitizer", "n1.log:2")
 
+    def test_a_node_name_that_did_not_reach_the_job(self):
+        r = clean_record()
+        r.witness = [l.replace(" n1 ", " ? ") for l in r.witness]
+        self.assertCaught(r, "node unknown", "'?'")
+
     def test_the_command_line(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
