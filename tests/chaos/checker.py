@@ -61,7 +61,7 @@ It fails (exit status 1, each problem on a line that names the fire) on:
 It prints counts (fires, executions, runs by state, missed by reason, lost,
 duplicates, faults by kind) and the lateness (witnessed start minus scheduled
 time, first attempts) in percentiles, for fires due or started inside a
-fault window (from the fault until jobs ran again after its heal) and
+fault window (from the fault until jobs ran on time again after its heal) and
 outside, then one JSON line with the same.
 """
 
