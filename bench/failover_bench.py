@@ -8,25 +8,27 @@ Starts a real PostgreSQL 15 server in a temporary directory (as the
                 --lease-ttl 5s --data-dir D/node-i --jobs-dir D/jobs ...
 
 One of them holds the store's lease and schedules; the others wait as
-standbys. --jobs jobs fire every second; each run appends
-"<fire id> <attempt> <fencing token> <node>" to a witness file outside the
-database. Then, --trials times: wait until the scheduler has run something
-and every other node is a standby, `kill -9` the scheduler, and measure
+standbys. --jobs jobs fire every second; each attempt appends a line when
+it starts and when it ends to a witness file outside the database
+(tests/chaos/cluster.py: "<fire id> <node> <attempt> <fencing token>
+<start> <end>"). Then, --trials times: wait until the scheduler has run
+something and every other node is a standby, `kill -9` the scheduler, and
+measure
 
-  failover_s   kill -> the first witness line written by another node (the
-               new holder's first run: with jobs every second, within a
-               second of its takeover);
+  failover_s   kill -> the first attempt started by another node (the new
+               holder's first run: with jobs every second, within a second
+               of its takeover);
 
 then restart the killed node (it comes back as a standby).
 
-At the end the daemons stop, and the checker reads the witness and the
-store:
-  duplicates   (fire id, attempt) pairs run more than once;
-  unwitnessed  scheduled fires of each job, between its first and last
-               witnessed fire, with no witness line: each must have a record
-               in the store -- a run (lost: running on the killed node;
-               the job is at-most-once) or a missed record --
-  silent       the unwitnessed fires without such a record: lost silently.
+At the end the daemons stop, and the chaos test's checker
+(tests/chaos/checker.py) reads the witness and the store:
+  duplicates   attempts run more than once ((fire id, attempt) twice, or an
+               at-most-once fire twice);
+  silent       scheduled fires between a job's first and last claimed fire
+               with no run, no missed record and no witnessed attempt: lost
+               silently;
+and every other check of the checker (fencing tokens in commit order, ...).
 
 One JSON line per trial, then a summary line. Standard library only.
 
@@ -34,180 +36,42 @@ One JSON line per trial, then a summary line. Standard library only.
 """
 
 import argparse
-import collections
-import datetime
 import json
 import os
-import pwd
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-PG_BIN = "/usr/lib/postgresql/15/bin"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "chaos"))
+import checker  # noqa: E402  tests/chaos/checker.py
+import cluster  # noqa: E402  tests/chaos/cluster.py
+
+wait_for = cluster.wait_for
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def witness_nodes(path, since=0):
+    """The node of each witnessed attempt start, from line `since` on."""
+    return [l[1] for l in cluster.read_witness(path)[since:] if l[5] == "-"]
 
 
-def wait_for(what, fn, limit_s):
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise SystemExit(f"failover_bench: waited {limit_s} s for {what}")
-
-
-class Postgres:
-    """A PostgreSQL server in `root`, on 127.0.0.1 only."""
-
-    def __init__(self, root):
-        self.dir = os.path.join(root, "pg")
-        os.mkdir(self.dir)
-        self.as_user = []
-        if os.geteuid() == 0:
-            pw = pwd.getpwnam("postgres")
-            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
-            os.chmod(root, 0o755)
-            self.as_user = ["runuser", "-u", "postgres", "--"]
-        self.port = free_port()
-        subprocess.run(self.as_user + [f"{PG_BIN}/initdb", "-D",
-                                       f"{self.dir}/data", "-A", "trust",
-                                       "-U", "postgres", "--no-sync"],
-                       check=True, stdout=subprocess.DEVNULL)
-        self.proc = subprocess.Popen(
-            self.as_user + [f"{PG_BIN}/postgres", "-D", f"{self.dir}/data",
-                            "-p", str(self.port), "-k", self.dir,
-                            "-c", "listen_addresses=127.0.0.1"],
-            stdout=subprocess.DEVNULL, stderr=open(f"{self.dir}/log", "w"))
-        wait_for("PostgreSQL", lambda: subprocess.run(
-            ["pg_isready", "-q", "-h", "127.0.0.1", "-p", str(self.port)]
-        ).returncode == 0, 30)
-
-    def url(self):
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
-
-    def query(self, sql):
-        out = subprocess.run(
-            ["psql", "-At", "-F", "\t", "-h", "127.0.0.1", "-p",
-             str(self.port), "-U", "postgres", "-d", "postgres", "-c", sql],
-            check=True, capture_output=True, text=True).stdout
-        return [line.split("\t") for line in out.splitlines() if line]
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class Node:
-    def __init__(self, chime, root, index, store_url, lease_ttl, witness):
-        self.name = f"n{index}"
-        self.port = free_port()
-        self.args = [chime, "serve", "--store", store_url, "--lease-ttl",
-                     lease_ttl, "--data-dir", os.path.join(root, self.name),
-                     "--jobs-dir", os.path.join(root, "jobs"), "--listen",
-                     f"127.0.0.1:{self.port}", "--log-format", "json",
-                     "--node-name", self.name]
-        self.env = dict(os.environ, NODE=self.name, WITNESS=witness)
-        self.log_path = os.path.join(root, f"{self.name}.log")
-        self.proc = None
-
-    def start(self):
-        self.log = open(self.log_path, "a")
-        self.log_start = os.path.getsize(self.log_path)
-        self.proc = subprocess.Popen(self.args, env=self.env,
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=self.log)
-
-    def logged(self, prefix):
-        with open(self.log_path) as f:
-            f.seek(self.log_start)
-            for line in f:
-                try:
-                    if json.loads(line).get("msg", "").startswith(prefix):
-                        return True
-                except json.JSONDecodeError:
-                    pass
-        return False
-
-    def kill(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.log.close()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-
-
-def witness_lines(path):
-    try:
-        with open(path) as f:
-            return [l.split() for l in f.read().splitlines()
-                    if len(l.split()) == 4]
-    except FileNotFoundError:
-        return []
-
-
-def parse_fire(fire_id):
-    job, generation, when = fire_id.split(":", 2)
-    t = datetime.datetime.strptime(when, "%Y-%m-%dT%H:%M:%SZ").replace(
-        tzinfo=datetime.timezone.utc)
-    return job, int(generation), int(t.timestamp())
-
-
-def check(pg, witness):
-    lines = witness_lines(witness)
-    runs = collections.Counter((l[0], l[1]) for l in lines)
-    duplicates = sum(n - 1 for n in runs.values() if n > 1)
-    seen = collections.defaultdict(set)
-    for l in lines:
-        job, _, t = parse_fire(l[0])
-        seen[job].add(t)
-    # What the store has for each job, by scheduled second.
-    ids = {name: int(i) for i, name in pg.query("SELECT id, name FROM jobs")}
-    unwitnessed = 0
-    accounted = collections.Counter()
-    silent = []
-    for job, times in seen.items():
-        jid = ids[job]
-        stored = {int(s) // 10**9: state for s, state in pg.query(
-            f"SELECT scheduled, state FROM runs WHERE job_id = {jid} "
-            "AND NOT manual")}
-        missed = [(int(a) // 10**9, int(b) // 10**9) for a, b in pg.query(
-            f"SELECT first, last FROM missed WHERE job_id = {jid}")]
-        for t in range(min(times), max(times) + 1):
-            if t in times:
-                continue
-            unwitnessed += 1
-            if t in stored:
-                accounted[f"run_state_{stored[t]}"] += 1
-            elif any(a <= t <= b for a, b in missed):
-                accounted["missed"] += 1
-            else:
-                silent.append(f"{job}@{t}")
-    return {"witness_lines": len(lines), "duplicates": duplicates,
-            "unwitnessed": unwitnessed, "accounted": dict(accounted),
-            "silent": len(silent), "silent_examples": silent[:5]}
+def check(pg, root):
+    """The chaos test's checker on this run: duplicates, silent losses."""
+    cluster.dump_store(pg.port, os.path.join(root, "store"))
+    c = checker.Checker(root)
+    ok = c.check()
+    with open(os.path.join(root, "checker.txt"), "w") as f:
+        c.report(f)
+    n = c.counts
+    return ok, {"witness_lines": len(cluster.read_witness(
+                    os.path.join(root, "witness"))),
+                "executions": n["executions"],
+                "duplicates": n["duplicates"], "fires": n["fires"],
+                "runs_by_state": n["runs_by_state"], "missed": n["missed"],
+                "silent": n["silently_lost"],
+                "problems": {k: v[:3] for k, v in c.problems.items()}}
 
 
 def main():
@@ -224,16 +88,22 @@ def main():
     root = tempfile.mkdtemp(prefix="chime-failover-")
     witness = os.path.join(root, "witness")
     os.mkdir(os.path.join(root, "jobs"))
+    jobs = [dict(id=f"tick-{i}", period_s=1, delivery="at_most_once",
+                 overlap="skip") for i in range(a.jobs)]
+    with open(os.path.join(root, "run.json"), "w") as f:
+        json.dump({"jobs": jobs}, f)
     with open(os.path.join(root, "jobs", "jobs.yaml"), "w") as f:
         f.write("jobs:\n")
-        for i in range(a.jobs):
-            f.write(f"  - id: tick-{i}\n    schedule: \"@every 1s\"\n"
-                    "    shell: { command: \"echo \\\"$CHIME_FIRE_ID "
-                    "$CHIME_ATTEMPT $CHIME_FENCING_TOKEN $NODE\\\" >> "
-                    "$WITNESS\" }\n")
-    pg = Postgres(root)
-    nodes = [Node(chime, root, i, pg.url(), a.lease_ttl, witness)
-             for i in range(a.nodes)]
+        for j in jobs:
+            f.write(f"  - id: {j['id']}\n"
+                    "    schedule: \"* * * * * *\"\n"
+                    "    dialect: seconds\n"
+                    "    shell: {command: " +
+                    json.dumps(cluster.witness_body(0)) + "}\n")
+    pg = cluster.Postgres(root)
+    tag = f"failover-{os.getpid()}"
+    nodes = [cluster.Node(chime, root, i, pg.url(), a.lease_ttl, witness,
+                          tag) for i in range(a.nodes)]
     failovers = []
     try:
         nodes[0].start()
@@ -244,21 +114,20 @@ def main():
         active = nodes[0]
         for trial in range(a.trials):
             # Steady: the scheduler runs, every other node stands by.
-            count = len(witness_lines(witness))
-            wait_for("the scheduler running", lambda: any(
-                l[3] == active.name
-                for l in witness_lines(witness)[count:]), 30)
+            count = len(cluster.read_witness(witness))
+            wait_for("the scheduler running", lambda: active.name in
+                     witness_nodes(witness, count), 30)
             for n in nodes:
                 if n is not active:
                     wait_for(f"{n.name} standing by",
                              lambda n=n: n.logged("standby: another node"),
                              30)
-            before = len(witness_lines(witness))
+            before = len(cluster.read_witness(witness))
             killed_at = time.monotonic()
             active.kill()
             new = wait_for("another node running", lambda: next(
-                (l[3] for l in witness_lines(witness)[before:]
-                 if l[3] != active.name), None), 120)
+                (n for n in witness_nodes(witness, before)
+                 if n != active.name), None), 120)
             failover = time.monotonic() - killed_at
             failovers.append(failover)
             print(json.dumps({"trial": trial, "killed": active.name,
@@ -272,8 +141,11 @@ def main():
         for n in nodes:
             if n.proc is not None:
                 n.stop()
-    result = check(pg, witness)
-    pg.stop()
+        cluster.kill_tagged(tag)
+    try:
+        ok, result = check(pg, root)
+    finally:
+        pg.stop()
     failovers.sort()
     result.update({
         "trials": len(failovers), "nodes": a.nodes, "jobs": a.jobs,
@@ -283,11 +155,11 @@ def main():
         "failover_min_s": round(failovers[0], 3),
         "loadavg": os.getloadavg()[0]})
     print(json.dumps(result), flush=True)
-    if a.keep:
+    if a.keep or not ok:
         print(f"kept {root}", file=sys.stderr)
     else:
         shutil.rmtree(root, ignore_errors=True)
-    return 0 if result["duplicates"] == 0 and result["silent"] == 0 else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #include "src/driver/lease_keeper.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -50,6 +51,7 @@ void LeaseKeeper::SetValidUntil(MonoTime t) {
 void LeaseKeeper::Start() {
   if (thread_.joinable()) return;
   thread_ = std::thread([this] { Run(); });
+  watchdog_ = std::thread([this] { Watch(); });
 }
 
 void LeaseKeeper::Stop() {
@@ -58,7 +60,44 @@ void LeaseKeeper::Stop() {
     stop_ = true;
   }
   cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
   if (thread_.joinable()) thread_.join();
+}
+
+void LeaseKeeper::ReportLost(const absl::Status& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (lost_) return;
+    lost_ = true;
+    Invalidate();
+  }
+  cv_.notify_all();
+  on_lost_(why);
+}
+
+void LeaseKeeper::Watch() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_ && !lost_) {
+    const MonoTime now = clock_.MonoNow();
+    // A renewal sent before the deadline may still answer OK until its own
+    // deadline (Run decides then, as it always has); past both, it hangs.
+    const MonoTime until =
+        std::max(valid_until(),
+                 MonoTime::FromSinceOrigin(absl::Nanoseconds(
+                     renewal_deadline_ns_.load(std::memory_order_acquire))));
+    if (now >= until) {
+      lock.unlock();
+      ReportLost(absl::UnavailableError(absl::StrCat(
+          "lost the store's lease \"", fence_.lease, "\" (token ", fence_.token,
+          "): not renewed within its ttl of ", absl::FormatDuration(ttl_),
+          "; a renewal is still waiting for the "
+          "store")));
+      return;
+    }
+    // Real time, as Run's waits; a renewal moves the deadline and the next
+    // pass reads it again.
+    cv_.wait_for(lock, absl::ToChronoNanoseconds(until - now));
+  }
 }
 
 void LeaseKeeper::Run() {
@@ -70,16 +109,24 @@ void LeaseKeeper::Run() {
       // a simulated clock does not drive.
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, absl::ToChronoNanoseconds(period),
-                   [this] { return stop_; });
-      if (stop_) return;
+                   [this] { return stop_ || lost_; });
+      if (stop_ || lost_) return;
     }
     const MonoTime sent = clock_.MonoNow();
     if (!Valid(sent)) break;
     const absl::Time sent_wall = clock_.Now();
+    renewal_deadline_ns_.store(
+        absl::ToInt64Nanoseconds((sent + period).SinceOrigin()),
+        std::memory_order_release);
     absl::StatusOr<LeaseGrant> renewed =
         store_.RenewLease(fence_, ttl_, sent + period);
+    renewal_deadline_ns_.store(0, std::memory_order_release);
     if (renewed.ok()) {
-      SetValidUntil(sent + ttl_ - margin_);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (lost_) return;  // reported by Watch meanwhile
+        SetValidUntil(sent + ttl_ - margin_);
+      }
       Measured(
           *renewed, sent,
           MeasureClockOffset(renewed->store_time, sent_wall, clock_.Now()));
@@ -87,12 +134,9 @@ void LeaseKeeper::Run() {
     }
     last = renewed.status();
     // Another holder has it: no later renewal can succeed.
-    if (absl::IsFailedPrecondition(last)) {
-      Invalidate();
-      break;
-    }
+    if (absl::IsFailedPrecondition(last)) break;
   }
-  on_lost_(absl::UnavailableError(absl::StrCat(
+  ReportLost(absl::UnavailableError(absl::StrCat(
       "lost the store's lease \"", fence_.lease, "\" (token ", fence_.token,
       "): not renewed within its ttl of ", absl::FormatDuration(ttl_),
       last.ok() ? "" : absl::StrCat("; last answer: ", last.ToString()))));

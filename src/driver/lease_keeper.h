@@ -10,8 +10,11 @@
 // default) covers the two clocks running at different rates for a while.
 // When the deadline passes without a successful renewal -- the store is
 // unreachable, or answers that another holder has the lease -- the lease is
-// lost: Valid() is false from then on, and `on_lost` is called once, on the
-// keeper's thread.
+// lost: Valid() is false from then on, and `on_lost` is called once, on one
+// of the keeper's threads. A second thread watches the deadline on the clock
+// alone, so that the loss is reported on time even while a renewal hangs in
+// the store (a network that drops packets holds libpq's cancel request for as
+// long as it lasts; tests/chaos found a node that never left).
 //
 // Each renewal also measures how far this process's wall clock is from the
 // store's (clock_offset.h). The first time that offset surely exceeds
@@ -103,6 +106,10 @@ class LeaseKeeper {
 
  private:
   void Run();
+  // Reports the loss at the deadline, whatever the renewals are doing.
+  void Watch();
+  // Invalidates the lease and calls on_lost_, the first time only.
+  void ReportLost(const absl::Status& why);
   void SetValidUntil(MonoTime t);
   // Keeps a renewal's answer (sent at `sent`) and what it measured; calls
   // skew_.on_exceeded the first time the offset exceeds the bound.
@@ -117,15 +124,19 @@ class LeaseKeeper {
   const std::function<void(const absl::Status&)> on_lost_;
   const SkewCheck skew_;
   std::atomic<int64_t> valid_until_ns_;
+  // The deadline of the renewal in flight (0: none), for Watch.
+  std::atomic<int64_t> renewal_deadline_ns_{0};
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;                  // guarded by mu_
+  bool stop_ = false;  // guarded by mu_
+  bool lost_ = false;  // guarded by mu_: no renewal makes it valid again
   std::optional<ClockOffset> offset_;  // guarded by mu_
   // The last answer that said the store's time, and when it was sent.
   absl::Time reading_time_ = absl::InfinitePast();  // guarded by mu_
   MonoTime reading_sent_;                           // guarded by mu_
   bool skew_reported_ = false;                      // keeper thread only
   std::thread thread_;
+  std::thread watchdog_;
 };
 
 }  // namespace chime::driver

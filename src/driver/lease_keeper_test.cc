@@ -75,6 +75,27 @@ TEST_F(LeaseKeeperTest, GivesUpBeforeTheLeaseCouldExpireWhenRenewalsFail) {
   EXPECT_EQ(lost_.load(), 1);
 }
 
+// A renewal that hangs past its deadline -- libpq's cancel request held by a
+// network that drops packets, as the chaos test's cut_drop found -- does not
+// hold the loss back: it is reported at the deadline, by the clock alone.
+TEST_F(LeaseKeeperTest, GivesUpOnTimeWhileARenewalHangs) {
+  const MonoTime granted = clock_.MonoNow();
+  LeaseKeeper keeper(store_, clock_, Acquire("a"), kTtl, granted,
+                     [&](const absl::Status&) {
+                       if (++lost_ == 1) lost_once_.Notify();
+                     });
+  store_.SetDelay(absl::Seconds(5), &clock_);  // every call, past its deadline
+  keeper.Start();
+  ASSERT_TRUE(lost_once_.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  const MonoTime noticed = clock_.MonoNow();
+  EXPECT_FALSE(keeper.Valid(noticed));
+  EXPECT_LT(noticed - granted, kTtl + absl::Seconds(1))
+      << "waited for the hung renewal";
+  keeper.Stop();  // waits for the renewal to come back, which changes nothing
+  EXPECT_FALSE(keeper.Valid(clock_.MonoNow()));
+  EXPECT_EQ(lost_.load(), 1);
+}
+
 TEST_F(LeaseKeeperTest, StopsAtOnceWhenAnotherHolderHasTheLease) {
   const Fence stale = Acquire("a");
   absl::SleepFor(kTtl + absl::Milliseconds(50));  // expired, not renewed
