@@ -57,15 +57,25 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
     Logger& log, const std::function<bool(absl::Duration)>& pause,
     const std::function<absl::Status()>& on_standby) {
   // What the last try's refusal was about (logged when it changes).
-  enum class Waiting { kNot, kHeldElsewhere, kClockOff } logged = Waiting::kNot;
+  enum class Waiting {
+    kNot,
+    kHeldElsewhere,
+    kClockOff,
+    kStoreDown
+  } logged = Waiting::kNot;
   for (;;) {
     absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
         Scheduler::Create(options);
     // Another scheduler holds the store's lease, or this node's clock is
-    // too far off to take it (driver/recovery.h); any other error is final.
+    // too far off to take it (driver/recovery.h), or the shared store does
+    // not answer (it restarts; the network is down); any other error is
+    // final.
     const absl::string_view why = scheduler.status().message();
+    const absl::Status& s = scheduler.status();
     const Waiting waiting =
-        !absl::IsFailedPrecondition(scheduler.status()) ? Waiting::kNot
+        absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)
+            ? Waiting::kStoreDown
+        : !absl::IsFailedPrecondition(s) ? Waiting::kNot
         : absl::StartsWith(why, driver::kLeaseHeldElsewhere)
             ? Waiting::kHeldElsewhere
         : absl::StartsWith(why, driver::kClockSkewRefusal) ? Waiting::kClockOff
@@ -82,6 +92,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
             "standby: another node schedules on this store; waiting for "
             "its lease",
             {{"detail", std::string(why)}});
+      } else if (waiting == Waiting::kStoreDown) {
+        log.Warn("standby: the store does not answer; trying again",
+                 {{"detail", std::string(why)}});
       } else {
         log.Warn(
             "standby: this node's clock is off from the store's; not "

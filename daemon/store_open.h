@@ -36,7 +36,8 @@ absl::StatusOr<std::shared_ptr<Store>> OpenStore(
     const config::DaemonConfig& config, Logger& log);
 
 // Scheduler::Create(options); on a shared store held by another daemon (or
-// with this node's clock off from the store's), waits as a standby --
+// with this node's clock off from the store's, or not answering), waits as a
+// standby --
 // calling `on_standby` once when it starts waiting (its error ends the
 // wait), trying again every second, logging what it waits for -- until this
 // daemon gets the lease, or `pause` (which waits up to the duration it is

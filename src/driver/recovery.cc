@@ -90,6 +90,19 @@ absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
     }
   }
   const absl::Time now = clock.Now();
+  // A run claimed ahead and still pending cannot have started while its
+  // time is ahead of the clock of the scheduler that claimed it. That clock
+  // may have been up to max_clock_skew ahead of the store's (the bound every
+  // scheduler on the store keeps; its time is capped there), so with a
+  // bound the store's clock plus the bound decides -- never this process's
+  // own clock, which a predecessor's may have been ahead of. Without one,
+  // this clock (one process on its own store).
+  absl::Time not_started_before = now;
+  if (max_clock_skew != absl::InfiniteDuration() &&
+      r.store_time != absl::InfinitePast()) {
+    not_started_before =
+        r.store_time + (clock.MonoNow() - r.granted_at) + max_clock_skew;
+  }
   const auto fire_key = [&](const RunRecord& run) -> std::optional<FireKey> {
     auto key = keys.find(run.fire.job);
     if (key == keys.end()) return std::nullopt;  // the store lost the job
@@ -107,8 +120,8 @@ absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
   for (RunRecord& run : lost) ++run.attempt;
   for (RunRecord& run : unfinished) {
     const std::optional<FireKey> fire = fire_key(run);
-    if (run.state == RunState::kPending && run.fire.scheduled_time > now &&
-        fire.has_value()) {
+    if (run.state == RunState::kPending &&
+        run.fire.scheduled_time > not_started_before && fire.has_value()) {
       r.pending[fire->job].push_back(core::LostRun{run.id, *fire, run.attempt});
       continue;
     }

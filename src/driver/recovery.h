@@ -13,7 +13,10 @@
 //      is watching it any more -- and collects them, with the runs left lost
 //      by an earlier recovery; except a pending run whose scheduled time is
 //      still ahead (claimed ahead with the lookahead): it cannot have started,
-//      so it is kept pending for the job to adopt. A lost run's recorded
+//      so it is kept pending for the job to adopt. "Still ahead" by the
+//      store's clock plus max_clock_skew when there is a bound (the clock
+//      that claimed it may have been that far ahead), by this process's
+//      clock otherwise. A lost run's recorded
 //      attempt is the highest that may have started (transitions are written
 //      behind the attempts), so that no attempt number is used twice;
 //   4. notes the highest RunId, so that new runs continue after it.

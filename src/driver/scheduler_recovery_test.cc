@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/driver/recovery.h"
 #include "src/driver/scheduler_test_util.h"
 #include "src/store/memory_store.h"
 #include "src/store/sqlite_store.h"
@@ -363,6 +364,44 @@ TEST(RecoveryClockTest, AClockThatJumpsAheadDecidesNoFireEarly) {
   // The last fire decided, by the store's (the real) clock.
   EXPECT_LE(job->watermark, absl::Now() + absl::Seconds(2));
   EXPECT_GT(job->watermark, absl::Now() - absl::Seconds(5));
+}
+
+// A run claimed ahead by a scheduler whose clock may have been up to
+// max_clock_skew ahead of the store's: its fire due within that bound may
+// have started, so recovery records it lost; one further ahead is adopted.
+TEST(RecoveryClockTest, ARunClaimedAheadWithinTheSkewBoundMayHaveStarted) {
+  RealClock& clock = RealClock::Get();
+  store::MemoryStore store(store::MemoryStore::Options{&clock, 1024});
+  JobSpec spec;
+  spec.key.id = "tick";
+  spec.trigger.expression = "@every 1s";
+  absl::StatusOr<JobRecord> job =
+      store.PutJob(spec, kNoRevision, MonoTime::Infinite());
+  ASSERT_THAT(job, IsOk());
+  absl::StatusOr<LeaseGrant> old = store.AcquireLease(
+      "scheduler", "old", absl::Milliseconds(1), MonoTime::Infinite());
+  ASSERT_THAT(old, IsOk());
+  const absl::Time now = absl::Now();
+  ClaimBatch batch;
+  batch.at = now;
+  batch.claims.push_back({FireRef{job->id, 1, now + absl::Milliseconds(500)},
+                          RunId{1}});  // within the 1 s bound
+  batch.claims.push_back(
+      {FireRef{job->id, 1, now + absl::Seconds(30)}, RunId{2}});
+  ASSERT_THAT(store.ClaimFires(Fence{"scheduler", old->token}, batch,
+                               MonoTime::Infinite()),
+              IsOk());
+  absl::SleepFor(absl::Milliseconds(5));  // the old lease expires
+
+  absl::StatusOr<Recovered> r =
+      Recover(store, clock, "new", absl::Seconds(5), absl::Seconds(1));
+  ASSERT_THAT(r, IsOk());
+  ASSERT_EQ(r->pending[spec.key].size(), 1u);
+  EXPECT_EQ(r->pending[spec.key][0].run, 2u);
+  absl::StatusOr<RunDetail> first = store.GetRun(1, MonoTime::Infinite());
+  ASSERT_THAT(first, IsOk());
+  EXPECT_EQ(first->run.state, RunState::kLost);
+  EXPECT_EQ(first->run.attempt, 1);  // attempt 1 may have begun
 }
 
 TEST_F(RecoveryTest, AClaimTheStoreNeverCommittedIsDecidedAgain) {

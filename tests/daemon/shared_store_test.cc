@@ -409,6 +409,25 @@ TEST_F(SharedStoreTest, ANodeWhoseClockIsOffDoesNotSchedule) {
   EXPECT_EQ(a->Terminate(), 0);
 }
 
+// The database restarts: the scheduler leaves (it cannot prove its lease),
+// and a standby waits the outage out instead of exiting, then takes over.
+TEST_F(SharedStoreTest, AStandbyWaitsOutADatabaseRestartAndTakesOver) {
+  std::unique_ptr<DaemonProcess> a = StartNode("a", true);
+  ASSERT_NE(a, nullptr);
+  std::unique_ptr<DaemonProcess> b = StartNode("b", false);
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(IsStandby(*b)) << b->LogText();
+  ASSERT_TRUE(pg_->StopImmediately().ok());
+  EXPECT_EQ(a->WaitForExit(absl::Seconds(20)), 3) << a->LogText();
+  EXPECT_FALSE(b->WaitForMsg("standby: the store does not answer; trying "
+                             "again")
+                   .is_null())
+      << b->LogText();
+  ASSERT_TRUE(pg_->Restart().ok());
+  ASSERT_TRUE(WaitForRuns("b", 2, absl::Seconds(30))) << b->LogText();
+  EXPECT_EQ(b->Terminate(), 0);
+}
+
 TEST_F(SharedStoreTest, ASchedulerThatCannotRenewItsLeaseStops) {
   std::unique_ptr<DaemonProcess> a = StartNode("a", true);
   ASSERT_NE(a, nullptr);
