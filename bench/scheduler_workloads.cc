@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "bench/bench_args.h"
 #include "bench/bench_clock.h"
+#include "bench/store_backends.h"
 #include "bench/workloads.h"
 #include "chime/job.h"
 #include "chime/scheduler.h"
@@ -46,8 +47,11 @@ const std::map<std::string, std::string> kSchedulerDefaults = {
     {"timeout-s", "600"},
     {"lookahead-ms", "1000"},
     // none (decisions acknowledged at once), memory (store::MemoryStore,
-    // bounded history) or sqlite (store::SqliteStore, synced, in a temporary
-    // directory removed at exit).
+    // bounded history), sqlite (store::SqliteStore, synced, in a temporary
+    // directory removed at exit) or postgres (store::PostgresStore on a
+    // PostgreSQL 15 server the benchmark starts, synchronous_commit on; the
+    // scheduler on it as a cluster node schedules: lease renewed, every
+    // claim and transition fenced).
     {"store", "none"}};
 
 std::map<std::string, std::string> WithSchedulerDefaults(
@@ -83,9 +87,21 @@ absl::StatusOr<std::shared_ptr<Store>> MakeStore(const std::string& kind) {
     options.max_missed_records = 10000;
     return std::make_shared<store::MemoryStore>(options);
   }
+  if (kind == "postgres") {
+    absl::StatusOr<std::unique_ptr<StoreBackend>> backend =
+        MakePostgresBackend("");
+    if (!backend.ok()) return backend.status();
+    absl::StatusOr<std::unique_ptr<Store>> opened =
+        (*backend)->OpenFresh(Durability::kSynced, 4);
+    if (!opened.ok()) return opened.status();
+    // The server outlives the store.
+    std::shared_ptr<StoreBackend> server = *std::move(backend);
+    return std::shared_ptr<Store>(opened->release(),
+                                  [server](Store* s) { delete s; });
+  }
   if (kind != "sqlite") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--store: \"", kind, "\" is not none, memory or sqlite"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--store: \"", kind, "\" is not none, memory, sqlite or postgres"));
   }
   static std::string dir;
   char pattern[] = "/tmp/chime-bench-store-XXXXXX";
@@ -112,6 +128,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
       MakeStore(args.String("store"));
   if (!store.ok()) return store.status();
   options.store = *std::move(store);
+  // On a shared store the scheduler renews its lease, as in a cluster.
+  if (args.String("store") == "postgres") options.lease_ttl = absl::Seconds(5);
   auto scheduler = Scheduler::Create(options);
   if (!scheduler.ok()) return scheduler.status();
   if (start) {

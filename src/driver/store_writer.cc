@@ -113,6 +113,24 @@ void StoreWriter::Complete(std::vector<Completion> done) {
   if (first) wake_();
 }
 
+void StoreWriter::ClaimsFirst(std::vector<Item>& items) {
+  const auto movable = [](const Item& item) {
+    return std::holds_alternative<core::PersistAction>(item) ||
+           std::holds_alternative<TransitionItem>(item);
+  };
+  for (auto begin = items.begin(); begin != items.end();) {
+    if (!movable(*begin)) {
+      ++begin;
+      continue;
+    }
+    const auto end = std::find_if_not(begin, items.end(), movable);
+    std::stable_partition(begin, end, [](const Item& item) {
+      return std::holds_alternative<core::PersistAction>(item);
+    });
+    begin = end;
+  }
+}
+
 void StoreWriter::Run() {
   std::vector<Item> items;
   while (true) {
@@ -134,6 +152,7 @@ void StoreWriter::Run() {
       busy_ = true;
       items.swap(queue_);  // queue_ takes the emptied buffer
     }
+    ClaimsFirst(items);
     size_t i = 0;
     while (i < items.size()) {
       Item& item = items[i];
@@ -299,10 +318,13 @@ absl::Status StoreWriter::Claim(
 size_t StoreWriter::WriteClaims(std::vector<Item>& items, size_t i) {
   const size_t first = i;
   std::vector<const core::PersistAction*> batches;
-  for (; i < items.size(); ++i) {
+  size_t records = 0;
+  for (; i < items.size() && records < options_.max_records_per_call; ++i) {
     auto* batch = std::get_if<core::PersistAction>(&items[i]);
     if (batch == nullptr) break;
     batches.push_back(batch);
+    records +=
+        batch->claims.size() + batch->missed.size() + batch->watermarks.size();
   }
   std::vector<absl::Status> statuses(batches.size());
   if (failed_) {
@@ -365,6 +387,7 @@ size_t StoreWriter::WriteTransitions(std::vector<Item>& items, size_t i) {
       batch.push_back(RunTransition{t.run, t.from, t.to, t.attempt,
                                     item->exit_code, item->at, t.detail,
                                     std::move(item->output)});
+      if (batch.size() >= options_.max_records_per_call) flush();
     }
     if (options_.report_transitions)
       done.emplace_back(Transitioned{std::move(item->t), item->at});

@@ -5,9 +5,16 @@
 // carries them out in that order (a run's claim is durable before any of its
 // transitions is written), merging neighbours of one kind into one store call:
 // many persist batches into one ClaimFires, many transitions into one
-// TransitionRuns. What a caller must hear about comes back as Completions,
-// which the scheduler thread takes (TakeCompletions) after `wake` told it
-// there are some.
+// TransitionRuns. Between two writes of other kinds (jobs, deletes,
+// barriers), it writes every queued persist batch before every queued
+// transition (ClaimsFirst), each kind in its order: one ClaimFires and one
+// TransitionRuns where alternating kinds would cost a call each. That keeps
+// every promise above: the Plan starts a run only once its claim is durable,
+// so a queued transition's claim is written already -- or, for claiming ->
+// cancelled, is queued before it and stays before it -- and the store
+// decides nothing across runs. What a caller must hear about comes back as
+// Completions, which the scheduler thread takes (TakeCompletions) after `wake`
+// told it there are some.
 //
 // Failures. A write answered unavailable / indeterminate is re-sent unchanged
 // (every Store write accepts its identical re-send) after a growing pause,
@@ -54,6 +61,14 @@ class StoreWriter {
     // the first to the last.
     absl::Duration first_retry = absl::Milliseconds(10);
     absl::Duration max_retry = absl::Seconds(1);
+    // Merged writes stop growing at about this many records a call: a
+    // backlog (a store that was slow, a burst of fires) is written in
+    // transactions short enough that the lease's renewal, which waits for
+    // the fenced writes holding its row, is not kept past its deadline. On
+    // PostgreSQL on a 2-core machine a single-threaded writer records
+    // ~10,000 fires/s; smaller calls (2,000) fell behind there
+    // (bench/RESULTS.md).
+    size_t max_records_per_call = 10000;
     // Also return transitions as completions (the driver emits RunEvents).
     bool report_transitions = false;
     // Called on the writer thread after every store call (each re-send too).
@@ -148,6 +163,9 @@ class StoreWriter {
 
   void Enqueue(Item item);
   void Run();
+  // Moves the persist batches of each stretch of persist batches and
+  // transitions ahead of its transitions, keeping each kind's order.
+  static void ClaimsFirst(std::vector<Item>& items);
   // Each takes a run of neighbouring items of its kind from `items`, starting
   // at `i`, and returns the index after them.
   size_t WriteJobs(std::vector<Item>& items, size_t i);
