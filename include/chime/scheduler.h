@@ -247,6 +247,11 @@ struct SchedulerOptions {
   absl::Duration max_clock_skew = absl::InfiniteDuration();
   // Argument: the store's clock minus this process's.
   std::function<void(absl::Duration offset)> on_clock_skew;
+  // The scheduler sleeps on the monotonic clock until its next timer; it
+  // also wakes at least this often to notice a wall-clock step (the fires a
+  // step forward skipped over are then due at once; a step back re-times
+  // the timers), which no timer would wake it for. Infinite: only timers.
+  absl::Duration wall_clock_check = absl::Seconds(1);
 };
 
 class Scheduler {

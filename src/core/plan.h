@@ -319,10 +319,7 @@ class Plan {
   // again, as soon as an execution slot allows (lost -> running, attempt
   // lost.attempt + 1, under this Plan's token), whatever the retry policy's
   // max_attempts; after that attempt the retry policy decides as usual. The
-  // run counts as the job's active run for the overlap policy; when the job
-  // forbids overlap and already has a run going (a fire recovery decided at
-  // once, another run taken over), it waits behind that run in the job's
-  // buffer (whatever its limit) and starts when the job is idle.
+  // run counts as the job's active run for the overlap policy.
   // NotFound for an unknown job; AlreadyExists if the RunId is in use.
   absl::Status ResumeLostRun(const JobKey& key, const LostRun& lost, Now now,
                              Output* out);
@@ -330,8 +327,7 @@ class Plan {
   // ahead of its time and which is still pending in the store, runs at its
   // time as if this Plan had claimed it (same RunId, same fire; attempt
   // claimed.attempt + 1). A fire of another generation than the job's (its
-  // schedule changed) is cancelled instead, "schedule changed". Like a lost
-  // run, it waits for a run going of a job that forbids overlap. Errors as
+  // schedule changed) is cancelled instead, "schedule changed". Errors as
   // ResumeLostRun.
   absl::Status AdoptPendingRun(const JobKey& key, const LostRun& claimed,
                                Now now, Output* out);

@@ -55,18 +55,7 @@ absl::StatusOr<Plan::Run*> Plan::AdoptRun(const JobKey& key,
   run.attempt = stored.attempt;
   runs_.emplace(run.id, std::move(owned));
   job->Go().runs.push_back(run.id);
-  if (job->policy->overlap.action != OverlapAction::kAllow &&
-      job->active > 0) {
-    // The overlap policy holds for runs taken over too: a job that forbids
-    // overlap already has a run going (a fire recovery decided at once,
-    // another run taken over), so this one waits behind it in the buffer --
-    // whatever the buffer's limit: it is owed, not a new fire -- and starts
-    // when the job is idle (ReleaseBuffered).
-    run.held = true;
-    job->Go().buffered.push_back(run.id);
-  } else {
-    ++job->active;
-  }
+  ++job->active;
   return &run;
 }
 
@@ -77,7 +66,7 @@ absl::Status Plan::ResumeLostRun(const JobKey& key, const LostRun& lost,
   run->first_start = now.mono;
   run->start_wall = now.wall;
   SetNotBefore(*run, now);
-  if (!run->held) EnqueueReady(*run, now);
+  EnqueueReady(*run, now);
   Step(now, out);
   return absl::OkStatus();
 }
@@ -91,7 +80,7 @@ absl::Status Plan::AdoptPendingRun(const JobKey& key, const LostRun& claimed,
     FinishRun(*run, RunState::kCancelled, "schedule changed", now, out);
   } else {
     SetJitter(job, *run, now);
-    if (!run->held) EnqueueReady(*run, now);
+    EnqueueReady(*run, now);
   }
   Step(now, out);
   return absl::OkStatus();
@@ -298,10 +287,8 @@ void Plan::ReleaseBuffered(Job& job, Now now, Output* out) {
   buffered.erase(buffered.begin());
   run.held = false;
   ++job.active;
-  // A pending run, or a lost one taken over (AdoptRun), starts now; a run
-  // still claiming is queued when its claim is durable (OnPersisted).
-  if (run.state == RunState::kPending || run.state == RunState::kLost)
-    EnqueueReady(run, now);
+  if (run.state == RunState::kPending) EnqueueReady(run, now);
+  // A run still claiming is queued when its claim is durable (OnPersisted).
 }
 
 void Plan::StartReady(Now now, Output* out) {

@@ -272,44 +272,6 @@ TEST(Plan, ALostRunWaitingForASlotIsCancelledWhenItsJobIsRemoved) {
   EXPECT_TRUE(cancelled);
 }
 
-// Recovery of a job that forbids overlap: a fire due at once (decided when the
-// job is resumed) and two runs an earlier scheduler left lost run one at a
-// time, not side by side (the chaos test, tests/chaos, found them side by
-// side); a fire that comes due meanwhile finds the job busy.
-TEST(Plan, RunsTakenOverWaitForTheRunGoingWhenTheJobForbidsOverlap) {
-  Harness h;
-  h.AdvanceBy(absl::Seconds(30));
-  JobSpec spec = Cron("a", "* * * * *");
-  spec.overlap.action = OverlapAction::kSkip;
-  const JobKey key{"default", "a"};
-  ASSERT_THAT(h.AddResumed(spec, Resume{1, T("2026-02-28T23:59:00Z")}),
-              IsOk());  // 00:00 is due: it starts
-  ASSERT_THAT(h.ResumeLost(key, LostRun{42, {key, 1, T("2026-02-28T23:58:00Z")},
-                                        1}),
-              IsOk());
-  ASSERT_THAT(h.ResumeLost(key, LostRun{43, {key, 1, T("2026-02-28T23:59:00Z")},
-                                        1}),
-              IsOk());
-  ASSERT_EQ(h.starts().size(), 1u);
-  EXPECT_EQ(h.plan().GetRunState(42), RunState::kLost);
-  EXPECT_EQ(h.plan().GetRunState(43), RunState::kLost);
-  h.AdvanceBy(absl::Seconds(10));
-  h.Finish(h.starts()[0].run, 1, AttemptOutcome::kSucceeded);
-  h.AdvanceBy(absl::Seconds(25));  // 00:01 comes due while 42 runs
-  h.Finish(42, 2, AttemptOutcome::kSucceeded);
-  h.AdvanceBy(absl::Seconds(1));
-  h.Finish(43, 2, AttemptOutcome::kSucceeded);
-  EXPECT_THAT(h.TakeLog(),
-              ElementsAre("00:00:30 persist claim=a:1:2026-03-01T00:00:00Z",
-                          "00:00:30 start a:1:2026-03-01T00:00:00Z #1",
-                          "00:00:40 a:1:2026-03-01T00:00:00Z succeeded",
-                          "00:00:40 start a:1:2026-02-28T23:58:00Z #2",
-                          "00:01:00 persist missed=overlap:1",
-                          "00:01:05 a:1:2026-02-28T23:58:00Z succeeded",
-                          "00:01:05 start a:1:2026-02-28T23:59:00Z #2",
-                          "00:01:06 a:1:2026-02-28T23:59:00Z succeeded"));
-}
-
 TEST(Plan, RemovingAJobForShutdownReleasesItsUnstartedRunsWithoutARecord) {
   PlanOptions options;
   options.lookahead = absl::Seconds(1);

@@ -145,6 +145,10 @@ void SchedulerImpl::Loop() {
     else if (stopping_ && !killed_all_ && !attempts_.empty())
       deadline =
           std::min(deadline, shutdown_deadline_ + options_.shutdown_kill_grace);
+    // A wall-clock step wakes nothing: look at least this often.
+    if (options_.wall_clock_check != absl::InfiniteDuration())
+      deadline =
+          std::min(deadline, clock_.MonoNow() + options_.wall_clock_check);
     clock_.WaitUntil(deadline, wakeup_);
   }
 }

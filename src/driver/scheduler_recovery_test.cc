@@ -404,6 +404,42 @@ TEST(RecoveryClockTest, ARunClaimedAheadWithinTheSkewBoundMayHaveStarted) {
   EXPECT_EQ(first->run.attempt, 1);  // attempt 1 may have begun
 }
 
+// The wall clock steps 30 s forward past a one-off job's time: the
+// scheduler notices within wall_clock_check (1 s), not at its next timer 30 s
+// later, and runs it.
+TEST(RecoveryClockTest, AWallClockStepForwardIsNoticedWithoutATimer) {
+  // Whether the job ran within `limit` of the step, with `check`.
+  const auto ran_after_step = [](absl::Duration check, absl::Duration limit) {
+    chime::testing::OffsetClock clock;
+    SchedulerOptions options;
+    options.clock = &clock;
+    options.wall_clock_check = check;
+    absl::StatusOr<std::unique_ptr<Scheduler>> s = CreateScheduler(options);
+    EXPECT_THAT(s, IsOk());
+    if (!s.ok()) return false;
+    JobSpec spec;
+    spec.key.id = "once";
+    spec.trigger.kind = Trigger::Kind::kAt;
+    spec.trigger.at = clock.Now() + absl::Seconds(30);
+    absl::Notification ran;
+    EXPECT_THAT((*s)->AddJob(spec,
+                             [&](const AttemptContext&) {
+                               ran.Notify();
+                               return absl::OkStatus();
+                             }),
+                IsOk());
+    EXPECT_THAT((*s)->Start(), IsOk());
+    absl::SleepFor(absl::Milliseconds(300));  // asleep until its timer
+    clock.Set(absl::Seconds(31));
+    const bool in_time = ran.WaitForNotificationWithTimeout(limit);
+    (*s)->Shutdown(absl::ZeroDuration());
+    return in_time;
+  };
+  EXPECT_TRUE(ran_after_step(absl::Seconds(1), absl::Seconds(5)));
+  // Without the check only its timer, 30 s on, would wake it.
+  EXPECT_FALSE(ran_after_step(absl::InfiniteDuration(), absl::Seconds(2)));
+}
+
 TEST_F(RecoveryTest, AClaimTheStoreNeverCommittedIsDecidedAgain) {
   // The store crashes while the 00:02 claim is on its way: the claim is not
   // in the store, the run never starts, and shutdown does not hang on the

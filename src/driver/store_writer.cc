@@ -113,24 +113,6 @@ void StoreWriter::Complete(std::vector<Completion> done) {
   if (first) wake_();
 }
 
-void StoreWriter::ClaimsFirst(std::vector<Item>& items) {
-  const auto movable = [](const Item& item) {
-    return std::holds_alternative<core::PersistAction>(item) ||
-           std::holds_alternative<TransitionItem>(item);
-  };
-  for (auto begin = items.begin(); begin != items.end();) {
-    if (!movable(*begin)) {
-      ++begin;
-      continue;
-    }
-    const auto end = std::find_if_not(begin, items.end(), movable);
-    std::stable_partition(begin, end, [](const Item& item) {
-      return std::holds_alternative<core::PersistAction>(item);
-    });
-    begin = end;
-  }
-}
-
 void StoreWriter::Run() {
   std::vector<Item> items;
   while (true) {
@@ -152,7 +134,6 @@ void StoreWriter::Run() {
       busy_ = true;
       items.swap(queue_);  // queue_ takes the emptied buffer
     }
-    ClaimsFirst(items);
     size_t i = 0;
     while (i < items.size()) {
       Item& item = items[i];

@@ -5,16 +5,12 @@
 // carries them out in that order (a run's claim is durable before any of its
 // transitions is written), merging neighbours of one kind into one store call:
 // many persist batches into one ClaimFires, many transitions into one
-// TransitionRuns. Between two writes of other kinds (jobs, deletes,
-// barriers), it writes every queued persist batch before every queued
-// transition (ClaimsFirst), each kind in its order: one ClaimFires and one
-// TransitionRuns where alternating kinds would cost a call each. That keeps
-// every promise above: the Plan starts a run only once its claim is durable,
-// so a queued transition's claim is written already -- or, for claiming ->
-// cancelled, is queued before it and stays before it -- and the store
-// decides nothing across runs. What a caller must hear about comes back as
-// Completions, which the scheduler thread takes (TakeCompletions) after `wake`
-// told it there are some.
+// TransitionRuns. The order is kept across kinds too:
+// a persist batch may record a fire missed whose run a transition before it
+// cancels (a quota miss), and the record must not be durable while the run
+// still looks pending (the crash test caught a reordering that did that). What
+// a caller must hear about comes back as Completions, which the scheduler
+// thread takes (TakeCompletions) after `wake` told it there are some.
 //
 // Failures. A write answered unavailable / indeterminate is re-sent unchanged
 // (every Store write accepts its identical re-send) after a growing pause,
@@ -163,9 +159,6 @@ class StoreWriter {
 
   void Enqueue(Item item);
   void Run();
-  // Moves the persist batches of each stretch of persist batches and
-  // transitions ahead of its transitions, keeping each kind's order.
-  static void ClaimsFirst(std::vector<Item>& items);
   // Each takes a run of neighbouring items of its kind from `items`, starting
   // at `i`, and returns the index after them.
   size_t WriteJobs(std::vector<Item>& items, size_t i);

@@ -5,8 +5,6 @@
 #include <memory>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/store/memory_store.h"
@@ -82,75 +80,6 @@ TEST(StoreWriterTest,
   EXPECT_EQ((*claims)[1].run, 2u);    // written despite its neighbour
   // PutJobs, the merged ClaimFires, then one per batch: the two were merged.
   EXPECT_GE(store.counters().writes, 4);
-}
-
-core::TransitionAction Move(RunId run, const FireKey& fire, core::RunState from,
-                            core::RunState to) {
-  return core::TransitionAction{run, fire, from, to, 1, ""};
-}
-
-// Claims and transitions queued in turn are written as one ClaimFires and
-// then one TransitionRuns, not a call per change of kind.
-TEST(StoreWriterTest, QueuedClaimsGoBeforeQueuedTransitionsInTwoCalls) {
-  SimulatedClock clock;
-  store::MemoryStore base(store::MemoryStore::Options{&clock});
-  FaultInjectionStore store(base);
-  const JobSpec spec = ::chime::testing::CronJob("a", "* * * * *");
-  absl::StatusOr<LeaseGrant> grant =
-      base.AcquireLease("scheduler", "test", absl::Hours(1), kForever);
-  ASSERT_THAT(grant, IsOk());
-  std::vector<std::string> calls;  // after the hold: "op items"
-  bool holding = false;
-  StoreWriter::Options options;
-  options.on_write = [&](const StoreWrite& w) {
-    if (holding) calls.push_back(absl::StrCat(w.op, " ", w.items));
-  };
-  StoreWriter writer(
-      store, clock, Fence{"scheduler", grant->token}, options, [] {},
-      [](const absl::Status& s) { FAIL() << "fatal: " << s; });
-  const auto fire = [&](int minute) {
-    return FireKey{spec.key, 1, absl::UnixEpoch() + absl::Minutes(minute)};
-  };
-  writer.PutJob(core::PackedSpec::Pack(spec), spec.paused, 1, /*job_slot=*/0);
-  writer.Persist(OneClaim(1, fire(1), 1));
-  // Written (its completion taken: the writer is idle).
-  bool idle = false;
-  for (int i = 0; i < 1000 && !idle; ++i) {
-    (void)writer.TakeCompletions();
-    idle = writer.Idle();
-    if (!idle) absl::SleepFor(absl::Milliseconds(5));
-  }
-  ASSERT_TRUE(idle);
-
-  // Hold the writer in a put of the job; behind it, run 1 runs and ends
-  // while runs 2 and 3 are claimed, in turn.
-  store.SetDelay(absl::Seconds(1), &clock);
-  writer.PutJob(core::PackedSpec::Pack(spec), spec.paused, 1, 0);
-  ASSERT_TRUE(clock.BlockUntilWaiters(1));
-  holding = true;
-  using core::RunState;
-  writer.Transition(Move(1, fire(1), RunState::kPending, RunState::kRunning),
-                    clock.Now());
-  writer.Persist(OneClaim(2, fire(2), 2));
-  writer.Transition(Move(1, fire(1), RunState::kRunning, RunState::kSucceeded),
-                    clock.Now());
-  writer.Persist(OneClaim(3, fire(3), 3));
-  store.SetDelay(absl::ZeroDuration(), nullptr);
-  clock.AdvanceBy(absl::Seconds(1));
-  writer.Stop();
-
-  EXPECT_THAT(calls, ::testing::ElementsAre("put_jobs 1", "claim_fires 2",
-                                            "transition_runs 2"));
-  std::vector<StoreWriter::Completion> done = writer.TakeCompletions();
-  ASSERT_EQ(done.size(), 2u);  // the claims, in their order
-  EXPECT_EQ(std::get<StoreWriter::Persisted>(done[0]).batch.batch, 2u);
-  EXPECT_EQ(std::get<StoreWriter::Persisted>(done[1]).batch.batch, 3u);
-  absl::StatusOr<RunDetail> run1 = base.GetRun(1, kForever);
-  ASSERT_THAT(run1, IsOk());
-  EXPECT_EQ(run1->run.state, RunState::kSucceeded);
-  absl::StatusOr<RunDetail> run3 = base.GetRun(3, kForever);
-  ASSERT_THAT(run3, IsOk());
-  EXPECT_EQ(run3->run.state, RunState::kPending);
 }
 
 // A backlog is written in calls of bounded size: short transactions, so that

@@ -187,8 +187,13 @@ def fire_id(job, generation, t):
 
 
 class Checker:
-    def __init__(self, run_dir):
+    def __init__(self, run_dir, known_open=()):
+        """`known_open`: kinds of problem that are known open bugs
+        (docs/cluster.md, "Chaos test"): reported as such, with their
+        examples, but not failing the check."""
         self.dir = run_dir
+        self.known_open_kinds = set(known_open)
+        self.known_open = {}
         with open(os.path.join(run_dir, "run.json")) as f:
             self.run = json.load(f)
         self.jobs = {job_key(j.get("namespace", "default"), j["id"]): j
@@ -451,6 +456,8 @@ class Checker:
         self.check_consistency()
         self.check_logs()
         self.tally()
+        for kind in self.known_open_kinds & set(self.problems):
+            self.known_open[kind] = self.problems.pop(kind)
         return not self.problems
 
     def report(self, out):
@@ -467,6 +474,11 @@ class Checker:
         print(f"  faults {c['faults']}", file=out)
         for where, p in c["lateness_s"].items():
             print(f"  lateness {where}: {p}", file=out)
+        for kind, messages in self.known_open.items():
+            print(f"KNOWN OPEN (docs/cluster.md, not failing) {kind}: "
+                  f"{len(messages)}", file=out)
+            for m in messages[:5]:
+                print(f"  {m}", file=out)
         for kind, messages in self.problems.items():
             print(f"FAIL {kind}: {len(messages)}", file=out)
             for m in messages[:20]:
@@ -474,7 +486,9 @@ class Checker:
             if len(messages) > 20:
                 print(f"  ... and {len(messages) - 20} more", file=out)
         summary = dict(c, ok=not self.problems,
-                       problems={k: len(v) for k, v in self.problems.items()})
+                       problems={k: len(v) for k, v in self.problems.items()},
+                       known_open={k: len(v)
+                                   for k, v in self.known_open.items()})
         print(json.dumps(summary), file=out)
         print("checker: " + ("OK" if not self.problems else "FAILED"),
               file=out)
@@ -486,13 +500,16 @@ def main(argv=None):
     p.add_argument("run_dir")
     p.add_argument("--pg", help="dump the store from this PostgreSQL URL "
                    "into RUN_DIR/store first")
+    p.add_argument("--known-open", type=lambda s: s.split(","), default=[],
+                   help="problem kinds that are known open bugs: reported, "
+                   "not failing")
     a = p.parse_args(argv)
     if a.pg:
         m = re.match(r"postgres(?:ql)?://[^@]*@?127\.0\.0\.1:(\d+)/", a.pg)
         if not m:
             p.error("--pg: expected postgresql://user@127.0.0.1:PORT/db")
         cluster.dump_store(int(m.group(1)), os.path.join(a.run_dir, "store"))
-    checker = Checker(a.run_dir)
+    checker = Checker(a.run_dir, a.known_open)
     ok = checker.check()
     checker.report(sys.stdout)
     return 0 if ok else 1

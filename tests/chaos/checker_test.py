@@ -233,6 +233,24 @@ class CheckerTest(unittest.TestCase):
         self.assertCaught(r, "overlap", "ops/b:1:2027-01-15T08:00:02Z",
                           "started while ops/b:1:2027-01-15T08:00:01Z")
 
+    def test_a_known_open_kind_is_reported_but_does_not_fail(self):
+        r = clean_record()
+        r.witness = [l for l in r.witness
+                     if not l.startswith("ops/b:1:2027-01-15T08:00:01Z")]
+        r.attempt("ops/b", T0 + 1, 1, duration=1.5)
+        r.write(self.dir)
+        c = checker.Checker(self.dir, ["overlap"])
+        self.assertTrue(c.check())
+        out = io.StringIO()
+        c.report(out)
+        self.assertIn("KNOWN OPEN (docs/cluster.md, not failing) overlap: 1",
+                      out.getvalue())
+        self.assertIn("ops/b:1:2027-01-15T08:00:02Z", out.getvalue())
+        # Any other kind still fails.
+        r.attempt("a", T0 + 4, 1, node="n2")  # recorded missed, not claimed
+        r.write(self.dir)
+        self.assertFalse(checker.Checker(self.dir, ["overlap"]).check())
+
     def test_an_attempt_the_store_never_accepted(self):
         r = clean_record()
         r.attempt("a", T0 + 4, 1, node="n2")  # recorded missed, not claimed
