@@ -33,6 +33,21 @@ absl::StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Create(
   return m;
 }
 
+absl::Status AddClockOffsetGauge(
+    metrics::Registry& r,
+    std::function<std::optional<absl::Duration>()> offset) {
+  return r.AddGaugeCallback(
+      "chime_clock_offset_seconds",
+      "The store's wall clock minus this node's, measured at the last lease "
+      "renewal (absent until measured). A node off by more than "
+      "max_clock_skew does not schedule.",
+      {}, [offset = std::move(offset)] {
+        const std::optional<absl::Duration> d = offset();
+        return d.has_value() ? One(absl::ToDoubleSeconds(*d))
+                             : std::vector<Sample>{};
+      });
+}
+
 absl::Status DaemonMetrics::Register(
     std::function<absl::StatusOr<SchedulerStats>()> stats_fn,
     std::function<int()> file_errors) {
@@ -77,16 +92,8 @@ absl::Status DaemonMetrics::Register(
       "Wall-clock steps detected (the wall clock jumped relative to the "
       "monotonic clock).",
       {}, [stats] { return One(static_cast<double>(stats().clock_steps)); }));
-  RETURN_IF_ERROR(r.AddGaugeCallback(
-      "chime_clock_offset_seconds",
-      "The store's wall clock minus this node's, measured at the last lease "
-      "renewal (absent until measured). A node off by more than "
-      "max_clock_skew does not schedule.",
-      {}, [stats] {
-        const std::optional<absl::Duration> offset = stats().clock_offset;
-        return offset.has_value() ? One(absl::ToDoubleSeconds(*offset))
-                                  : std::vector<Sample>{};
-      }));
+  RETURN_IF_ERROR(
+      AddClockOffsetGauge(r, [stats] { return stats().clock_offset; }));
   RETURN_IF_ERROR(r.AddGaugeCallback(
       "chime_runs", "Runs not finished, by namespace and state.",
       {"namespace", "state"}, [stats] {

@@ -27,6 +27,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -36,6 +37,12 @@
 #include "src/metrics/registry.h"
 
 namespace chime::daemon {
+
+// chime_clock_offset_seconds, from `offset` at every scrape (no sample while
+// it gives nothing): the scheduler's and a standby's /metrics.
+absl::Status AddClockOffsetGauge(
+    metrics::Registry& r,
+    std::function<std::optional<absl::Duration>()> offset);
 
 class DaemonMetrics {
  public:

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/daemon_metrics.h"
 #include "nlohmann/json.hpp"
 #include "src/api/http_util.h"
 #include "src/base/status_macros.h"
@@ -25,13 +26,9 @@ std::optional<std::string> SchedulingNode(Store& store) {
   absl::StatusOr<std::vector<LeaseInfo>> leases =
       store.ListLeases(RealClock::Get().MonoNow() + absl::Seconds(5));
   if (!leases.ok()) return std::nullopt;
-  for (const LeaseInfo& l : *leases) {
-    if (l.name == kSchedulerLease && !l.holder.empty() &&
-        l.remaining > absl::ZeroDuration()) {
-      return l.holder.substr(0, l.holder.find(' '));
-    }
-  }
-  return std::nullopt;
+  const LeaseInfo* l = api::internal::LiveSchedulerLease(*leases);
+  if (l == nullptr) return std::nullopt;
+  return api::internal::NodeOfHolder(l->holder);
 }
 
 }  // namespace
@@ -67,17 +64,9 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
       "1 while this daemon waits as a standby for the store's lease.", {}, [] {
         return std::vector<metrics::Sample>{{{}, 1.0}};
       }));
-  RETURN_IF_ERROR(registry->AddGaugeCallback(
-      "chime_clock_offset_seconds",
-      "The store's wall clock minus this node's, measured at the last "
-      "lease renewal (absent until measured). A node off by more than "
-      "max_clock_skew does not schedule.",
-      {}, [clock_offset = daemon.clock_offset] {
-        const std::optional<absl::Duration> offset =
-            clock_offset ? clock_offset() : std::nullopt;
-        if (!offset.has_value()) return std::vector<metrics::Sample>{};
-        return std::vector<metrics::Sample>{
-            {{}, absl::ToDoubleSeconds(*offset)}};
+  RETURN_IF_ERROR(
+      AddClockOffsetGauge(*registry, [clock_offset = daemon.clock_offset] {
+        return clock_offset ? clock_offset() : std::nullopt;
       }));
   http.router.Handle("GET", "/metrics", [registry](const http::Request&) {
     return http::Response{.status = 200,

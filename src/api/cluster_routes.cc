@@ -16,9 +16,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// A holder is "<node> pid <pid>[ scheduler <n>]"; node names have no spaces.
-std::string NodeOf(const std::string& holder) {
-  return holder.substr(0, holder.find(' '));
+bool Live(const LeaseInfo& l) {
+  return !l.holder.empty() && l.remaining > absl::ZeroDuration();
 }
 
 http::Response GetCluster(const ApiDeps& deps, const http::Request& request) {
@@ -34,24 +33,18 @@ http::Response GetCluster(const ApiDeps& deps, const http::Request& request) {
   body["shared_store"] = daemon.shared_store;
   std::string scheduler_node;
   Json& scheduler = body["scheduler"] = nullptr;
-  for (const LeaseInfo& l : *leases) {
-    if (l.name != kSchedulerLease || l.holder.empty() ||
-        l.remaining <= absl::ZeroDuration()) {
-      continue;
-    }
-    scheduler_node = NodeOf(l.holder);
-    scheduler = Json{{"node", scheduler_node},
-                     {"holder", l.holder},
-                     {"epoch", l.token},
-                     {"remaining_seconds", absl::ToDoubleSeconds(l.remaining)}};
+  if (const LeaseInfo* l = internal::LiveSchedulerLease(*leases)) {
+    scheduler_node = internal::NodeOfHolder(l->holder);
+    scheduler =
+        Json{{"node", scheduler_node},
+             {"holder", l->holder},
+             {"epoch", l->token},
+             {"remaining_seconds", absl::ToDoubleSeconds(l->remaining)}};
   }
   // The live members, by name (ListLeases orders by name).
   Json& members = body["members"] = Json::array();
   for (const LeaseInfo& l : *leases) {
-    if (!absl::StartsWith(l.name, kMemberLeasePrefix) || l.holder.empty() ||
-        l.remaining <= absl::ZeroDuration()) {
-      continue;
-    }
+    if (!absl::StartsWith(l.name, kMemberLeasePrefix) || !Live(l)) continue;
     const std::string node(l.name.substr(kMemberLeasePrefix.size()));
     members.push_back(
         Json{{"node", node},
@@ -72,6 +65,18 @@ http::Response GetCluster(const ApiDeps& deps, const http::Request& request) {
 }
 
 }  // namespace
+
+const LeaseInfo* internal::LiveSchedulerLease(
+    const std::vector<LeaseInfo>& leases) {
+  for (const LeaseInfo& l : leases) {
+    if (l.name == kSchedulerLease && Live(l)) return &l;
+  }
+  return nullptr;
+}
+
+std::string internal::NodeOfHolder(absl::string_view holder) {
+  return std::string(holder.substr(0, holder.find(' ')));
+}
 
 void internal::AddClusterRoutes(http::Router& router, const ApiDeps& deps) {
   router.Handle("GET", "/v1/cluster",

@@ -166,6 +166,11 @@ void AddWriteRoutes(http::Router& router, const ApiDeps& deps,
 void AddStatusRoutes(http::Router& router, const ApiDeps& deps);
 // GET /v1/cluster (cluster_routes.cc).
 void AddClusterRoutes(http::Router& router, const ApiDeps& deps);
+// The scheduler lease among `leases` if someone holds it now, else null.
+const LeaseInfo* LiveSchedulerLease(const std::vector<LeaseInfo>& leases);
+// The node a lease holder names: "<node> pid <pid>[ scheduler <n>]" (node
+// names have no spaces).
+std::string NodeOfHolder(absl::string_view holder);
 // The job as the API shows it: {"name", "spec", "status"}; next_fire is
 // shown when known.
 nlohmann::ordered_json JobJson(const JobRecord& record,

@@ -224,20 +224,22 @@ class CheckerTest(unittest.TestCase):
                           "ops/b:1:2027-01-15T08:00:07Z attempt 1 on n0 "
                           "token 1")
 
-    def test_an_overlap(self):
+    @staticmethod
+    def overlapping_record():
+        """ops/b at T0+1 runs on past T0+2's start (policy buffer_one)."""
         r = clean_record()
-        # ops/b at T0+1 runs on past T0+2's start (policy buffer_one).
         r.witness = [l for l in r.witness
                      if not l.startswith("ops/b:1:2027-01-15T08:00:01Z")]
         r.attempt("ops/b", T0 + 1, 1, duration=1.5)
+        return r
+
+    def test_an_overlap(self):
+        r = self.overlapping_record()
         self.assertCaught(r, "overlap", "ops/b:1:2027-01-15T08:00:02Z",
                           "started while ops/b:1:2027-01-15T08:00:01Z")
 
     def test_a_known_open_kind_is_reported_but_does_not_fail(self):
-        r = clean_record()
-        r.witness = [l for l in r.witness
-                     if not l.startswith("ops/b:1:2027-01-15T08:00:01Z")]
-        r.attempt("ops/b", T0 + 1, 1, duration=1.5)
+        r = self.overlapping_record()
         r.write(self.dir)
         c = checker.Checker(self.dir, ["overlap"])
         self.assertTrue(c.check())
