@@ -260,6 +260,14 @@ struct PlanCounters {
 
 // Recovery: what a store remembers of a job from an earlier scheduler, given
 // to the UpsertJob that brings the job back.
+// Recovery: a run that an earlier scheduler left unfinished: recorded lost in
+// the store, or claimed ahead of its time and still pending there.
+struct LostRun {
+  RunId run = 0;
+  FireKey fire;     // may carry an older generation than the job's
+  int attempt = 0;  // the last attempt number it reached (0: none started)
+};
+
 struct Resume {
   // The generation the job's fires carry from now on (the driver compares the
   // stored schedule with the new one, as the store does).
@@ -267,14 +275,12 @@ struct Resume {
   // Fires of `generation` at or before this are decided. InfinitePast: none
   // is (a new generation), so the job starts from the request like a new one.
   absl::Time watermark = absl::InfinitePast();
-};
-
-// Recovery: a run that an earlier scheduler left unfinished (recorded lost in
-// the store), of a job whose delivery is at-least-once.
-struct LostRun {
-  RunId run = 0;
-  FireKey fire;     // may carry an older generation than the job's
-  int attempt = 0;  // the last attempt number it reached (0: none started)
+  // Runs an earlier scheduler left unfinished, which the job takes over
+  // before any of its fires is decided (see UpsertJob):
+  //   claimed: claimed ahead of their time and still pending in the store;
+  //   lost: recorded lost, to start again (the job is at-least-once).
+  std::vector<LostRun> claimed;
+  std::vector<LostRun> lost;
 };
 
 class Plan {
@@ -306,7 +312,21 @@ class Plan {
   // With `resume` (recovery; only for a job the Plan does not know): the job
   // continues `resume->generation`; with a watermark, its fires after the
   // watermark that came due meanwhile (the scheduler was down) are decided at
-  // once by the misfire policy, and every one ends recorded.
+  // once by the misfire policy, and every one ends recorded. Before those
+  // fires, the job takes over `resume`'s runs, oldest fire first, as its own
+  // (same RunId and fire, under this Plan's token):
+  //   - a claimed run runs at its time (jitter drawn again), attempt
+  //     claimed.attempt + 1; one of another generation than the job's (its
+  //     schedule changed) is cancelled instead, "schedule changed";
+  //   - a lost run starts again as soon as a slot allows (lost -> running,
+  //     attempt lost.attempt + 1) whatever the retry policy's max_attempts;
+  //     after that attempt the retry policy decides as usual; its retry
+  //     budget counts from that start.
+  // They are the job's runs for the overlap policy: a job that forbids
+  // overlap runs them one at a time (the others wait in its buffer, whatever
+  // the buffer's limit: they are owed, not new fires), and a fire that comes
+  // due meanwhile finds the job busy. AlreadyExists (nothing changed) if a
+  // run's RunId is in use or given twice.
   //
   // `packed`, when not empty, is PackedSpec::Pack(spec) made by the caller:
   // the Plan keeps it (shared, not copied) instead of packing again.
@@ -315,22 +335,6 @@ class Plan {
                          absl::Time requested = absl::InfiniteFuture(),
                          const Resume* resume = nullptr,
                          PackedSpec packed = {});
-  // Recovery, at-least-once delivery: starts lost run `lost` of job `key`
-  // again, as soon as an execution slot allows (lost -> running, attempt
-  // lost.attempt + 1, under this Plan's token), whatever the retry policy's
-  // max_attempts; after that attempt the retry policy decides as usual. The
-  // run counts as the job's active run for the overlap policy.
-  // NotFound for an unknown job; AlreadyExists if the RunId is in use.
-  absl::Status ResumeLostRun(const JobKey& key, const LostRun& lost, Now now,
-                             Output* out);
-  // Recovery: run `claimed` of job `key`, which an earlier scheduler claimed
-  // ahead of its time and which is still pending in the store, runs at its
-  // time as if this Plan had claimed it (same RunId, same fire; attempt
-  // claimed.attempt + 1). A fire of another generation than the job's (its
-  // schedule changed) is cancelled instead, "schedule changed". Errors as
-  // ResumeLostRun.
-  absl::Status AdoptPendingRun(const JobKey& key, const LostRun& claimed,
-                               Now now, Output* out);
   // Removes a job: pending and buffered runs are cancelled, and so are runs
   // waiting to retry; running ones run to completion (their outcome is
   // recorded) but are not retried. A paused job's fires that came due while
@@ -484,9 +488,11 @@ class Plan {
   Run& NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
               PersistAction* persist);
   void SetJitter(Job& job, Run& run, Now now);
-  // Recovery: a run of `job` that a store already has, in `state`.
-  absl::StatusOr<Run*> AdoptRun(const JobKey& key, const LostRun& stored,
-                                RunState state, Now now, Output* out);
+  // Recovery: OK if none of `resume`'s runs has a RunId in use or given
+  // twice; AlreadyExists otherwise.
+  absl::Status CheckTakeOver(const Resume& resume) const;
+  // Recovery (UpsertJob): `job`, just added, takes over `resume`'s runs.
+  void TakeOver(Job& job, const Resume& resume, Now now, Output* out);
   // not_before from start_wall and the current wall-mono offset.
   void SetNotBefore(Run& run, Now now);
   // Cancels a run that has not started: at once, or, if staged, once the

@@ -65,10 +65,12 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
                              Output* out, absl::Time requested,
                              const Resume* resume, PackedSpec packed) {
   const absl::Time since = std::min(requested, now.wall);
+  auto it = jobs_.find(spec.key);
+  if (it == jobs_.end() && resume != nullptr)
+    RETURN_IF_ERROR(CheckTakeOver(*resume));
   if (packed.empty()) packed = PackedSpec::Pack(spec);
   Step(now, out);
   PersistAction persist;
-  auto it = jobs_.find(spec.key);
   if (it == jobs_.end()) {
     uint32_t slot;
     if (!free_job_slots_.empty()) {
@@ -113,6 +115,7 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     }
     job_slots_[slot] = std::move(job);
     jobs_.insert(slot);  // hashes the record's key
+    if (resume != nullptr) TakeOver(*job_slots_[slot], *resume, now, out);
     ArmJob(*job_slots_[slot], now);
   } else {
     Job& job = *job_slots_[*it];

@@ -91,6 +91,7 @@ struct Plan::Run {
   RunState state = RunState::kClaiming;
   bool held = false;       // buffered behind the job's active run
   bool persisted = false;  // the claim is durable
+  bool resumed = false;    // a lost run taken over, not started here yet
   int attempt = 0;         // of the current or last attempt
   MonoTime first_start;   // when the first attempt started (max_retry_duration)
   absl::Time start_wall;  // when it should start: scheduled time + jitter

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
 #include "src/core/plan.h"
@@ -27,7 +28,7 @@ bool LegalTransition(RunState from, RunState to) {
              to == RunState::kRetrying || to == RunState::kCancelled;
     case RunState::kRetrying:
       return to == RunState::kPending || to == RunState::kCancelled;
-    case RunState::kLost:  // recovery, at-least-once (ResumeLostRun)
+    case RunState::kLost:  // recovery, at-least-once (Resume::lost)
       return to == RunState::kRunning || to == RunState::kCancelled;
     default:
       return false;  // final states never change
@@ -36,54 +37,66 @@ bool LegalTransition(RunState from, RunState to) {
 
 }  // namespace
 
-absl::StatusOr<Plan::Run*> Plan::AdoptRun(const JobKey& key,
-                                          const LostRun& stored, RunState state,
-                                          Now now, Output* out) {
-  ASSIGN_OR_RETURN(Job * job, FindJob(key));
-  if (runs_.contains(stored.run)) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("run ", stored.run, " is in use"));
+absl::Status Plan::CheckTakeOver(const Resume& resume) const {
+  absl::flat_hash_set<RunId> ids;
+  for (const std::vector<LostRun>* runs : {&resume.claimed, &resume.lost}) {
+    for (const LostRun& r : *runs) {
+      if (runs_.contains(r.run) || !ids.insert(r.run).second) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("run ", r.run, " is in use"));
+      }
+    }
   }
-  Step(now, out);
-  auto owned = std::make_unique<Run>();
-  Run& run = *owned;
-  run.id = stored.run;
-  run.fire = stored.fire;
-  run.job_slot = job->slot;
-  run.state = state;
-  run.persisted = true;
-  run.attempt = stored.attempt;
-  runs_.emplace(run.id, std::move(owned));
-  job->Go().runs.push_back(run.id);
-  ++job->active;
-  return &run;
-}
-
-absl::Status Plan::ResumeLostRun(const JobKey& key, const LostRun& lost,
-                                 Now now, Output* out) {
-  ASSIGN_OR_RETURN(Run * run, AdoptRun(key, lost, RunState::kLost, now, out));
-  // The retry budget (max_retry_duration) counts from this start.
-  run->first_start = now.mono;
-  run->start_wall = now.wall;
-  SetNotBefore(*run, now);
-  EnqueueReady(*run, now);
-  Step(now, out);
   return absl::OkStatus();
 }
 
-absl::Status Plan::AdoptPendingRun(const JobKey& key, const LostRun& claimed,
-                                   Now now, Output* out) {
-  ASSIGN_OR_RETURN(Run * run,
-                   AdoptRun(key, claimed, RunState::kPending, now, out));
-  Job& job = *job_slots_[run->job_slot];
-  if (run->fire.generation != job.generation) {
-    FinishRun(*run, RunState::kCancelled, "schedule changed", now, out);
-  } else {
-    SetJitter(job, *run, now);
-    EnqueueReady(*run, now);
+void Plan::TakeOver(Job& job, const Resume& resume, Now now, Output* out) {
+  struct Owed {
+    const LostRun* stored;
+    RunState state;
+  };
+  std::vector<Owed> owed;
+  for (const LostRun& r : resume.claimed)
+    owed.push_back({&r, RunState::kPending});
+  for (const LostRun& r : resume.lost) owed.push_back({&r, RunState::kLost});
+  // The oldest fire first: for a job that runs one at a time, that is the
+  // order they start in.
+  std::sort(owed.begin(), owed.end(), [](const Owed& a, const Owed& b) {
+    return std::pair(a.stored->fire.scheduled_time, a.stored->run) <
+           std::pair(b.stored->fire.scheduled_time, b.stored->run);
+  });
+  for (const Owed& o : owed) {
+    auto owned = std::make_unique<Run>();
+    Run& run = *owned;
+    run.id = o.stored->run;
+    run.fire = o.stored->fire;
+    run.job_slot = job.slot;
+    run.state = o.state;
+    run.persisted = true;
+    run.attempt = o.stored->attempt;
+    runs_.emplace(run.id, std::move(owned));
+    job.Go().runs.push_back(run.id);
+    if (o.state == RunState::kPending &&
+        run.fire.generation != job.generation) {
+      ++job.active;  // (FinishRun takes it back)
+      FinishRun(run, RunState::kCancelled, "schedule changed", now, out);
+      continue;
+    }
+    if (o.state == RunState::kPending) {
+      SetJitter(job, run, now);
+    } else {
+      run.resumed = true;  // its retry budget counts from its start here
+      run.start_wall = now.wall;
+      SetNotBefore(run, now);
+    }
+    if (job.policy->overlap.action != OverlapAction::kAllow && job.active > 0) {
+      run.held = true;  // whatever the buffer's limit: it is owed
+      job.Go().buffered.push_back(run.id);
+    } else {
+      ++job.active;
+      EnqueueReady(run, now);
+    }
   }
-  Step(now, out);
-  return absl::OkStatus();
 }
 
 void Plan::SetJitter(Job& job, Run& run, Now now) {
@@ -287,8 +300,10 @@ void Plan::ReleaseBuffered(Job& job, Now now, Output* out) {
   buffered.erase(buffered.begin());
   run.held = false;
   ++job.active;
-  if (run.state == RunState::kPending) EnqueueReady(run, now);
-  // A run still claiming is queued when its claim is durable (OnPersisted).
+  // A pending run, or a lost one taken over, starts now; a run still claiming
+  // is queued when its claim is durable (OnPersisted).
+  if (run.state == RunState::kPending || run.state == RunState::kLost)
+    EnqueueReady(run, now);
 }
 
 void Plan::StartReady(Now now, Output* out) {
@@ -316,8 +331,10 @@ void Plan::StartReady(Now now, Output* out) {
 }
 
 void Plan::BeginAttempt(Run& run, Now now) {
-  // (A resumed lost run set first_start when it was resumed.)
-  if (run.attempt == 1) run.first_start = now.mono;
+  // (A lost run taken over counts its retry budget from its first start
+  // here.)
+  if (run.attempt == 1 || std::exchange(run.resumed, false))
+    run.first_start = now.mono;
   const Job& job = *job_slots_[run.job_slot];
   if (job.policy->timeout.attempt_timeout != absl::InfiniteDuration()) {
     ArmRunTimer(run, TimerKind::kTimeout,

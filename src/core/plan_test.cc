@@ -42,10 +42,6 @@ class Harness {
                              absl::InfiniteFuture(), &resume);
     });
   }
-  absl::Status ResumeLost(const JobKey& key, LostRun lost) {
-    return Do(
-        [&](Output* o) { return plan_.ResumeLostRun(key, lost, now_, o); });
-  }
   // Adds a job whose request was made at `requested` (a queued command).
   absl::Status AddRequestedAt(JobSpec spec, absl::Time requested) {
     auto source = FireSource::Create(spec);
@@ -222,16 +218,21 @@ TEST(Plan, AResumedJobWithoutAWatermarkStartsFromTheRequest) {
   EXPECT_EQ(h.plan().Generation(JobKey{"default", "a"}), 3);
 }
 
+// A job an earlier scheduler left with `lost` runs, resumed with no fire due.
+Resume WithLost(std::vector<LostRun> lost) {
+  Resume resume{1, T("2026-03-01T00:00:00Z")};
+  resume.lost = std::move(lost);
+  return resume;
+}
+
 TEST(Plan, ALostRunResumedRunsItsNextAttemptThenTheRetryPolicyDecides) {
   Harness h;
   JobSpec spec = Cron("a", "0 0 1 1 *");
   spec.retry.max_attempts = 1;
-  ASSERT_THAT(h.Add(spec), IsOk());
-  h.TakeLog();
   const FireKey fire{JobKey{"default", "a"}, 1, T("2026-02-28T23:00:00Z")};
   // Attempt 2 runs although max_attempts is 1: the lost attempt may not have
   // happened, and at-least-once means it must.
-  ASSERT_THAT(h.ResumeLost(fire.job, LostRun{42, fire, 1}), IsOk());
+  ASSERT_THAT(h.AddResumed(spec, WithLost({LostRun{42, fire, 1}})), IsOk());
   ASSERT_EQ(h.starts().size(), 1u);
   EXPECT_EQ(h.starts()[0].run, 42u);
   EXPECT_EQ(h.starts()[0].attempt, 2);
@@ -241,11 +242,22 @@ TEST(Plan, ALostRunResumedRunsItsNextAttemptThenTheRetryPolicyDecides) {
               ElementsAre("00:00:00 start a:1:2026-02-28T23:00:00Z #2",
                           "00:00:00 a:1:2026-02-28T23:00:00Z failed (boom "
                           "(exhausted 2 attempts))"));
-  EXPECT_THAT(h.ResumeLost(fire.job, LostRun{42, fire, 1}), IsOk());
-  EXPECT_THAT(h.ResumeLost(fire.job, LostRun{42, fire, 1}),
+}
+
+TEST(Plan, ARunTakenOverWhoseRunIdIsInUseIsRefusedAndChangesNothing) {
+  Harness h;
+  const FireKey a{JobKey{"default", "a"}, 1, T("2026-02-28T23:00:00Z")};
+  ASSERT_THAT(h.AddResumed(Cron("a", "0 0 1 1 *"), WithLost({{42, a, 1}})),
+              IsOk());
+  const FireKey b{JobKey{"default", "b"}, 1, T("2026-02-28T23:00:00Z")};
+  EXPECT_THAT(h.AddResumed(Cron("b", "0 0 1 1 *"), WithLost({{42, b, 1}})),
               StatusIs(absl::StatusCode::kAlreadyExists));
-  EXPECT_THAT(h.ResumeLost(JobKey{"default", "nope"}, LostRun{43, fire, 1}),
-              StatusIs(absl::StatusCode::kNotFound));
+  const FireKey c{JobKey{"default", "c"}, 1, T("2026-02-28T23:00:00Z")};
+  EXPECT_THAT(
+      h.AddResumed(Cron("c", "0 0 1 1 *"), WithLost({{43, c, 1}, {43, c, 1}})),
+      StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_EQ(h.plan().num_jobs(), 1u);
+  EXPECT_EQ(h.plan().GetRunState(43), std::nullopt);
 }
 
 TEST(Plan, ALostRunWaitingForASlotIsCancelledWhenItsJobIsRemoved) {
@@ -253,11 +265,11 @@ TEST(Plan, ALostRunWaitingForASlotIsCancelledWhenItsJobIsRemoved) {
   options.max_concurrent_runs = 1;
   Harness h(options);
   ASSERT_THAT(h.Add(Cron("busy", "* * * * *")), IsOk());
-  ASSERT_THAT(h.Add(Cron("a", "0 0 1 1 *")), IsOk());
   h.AdvanceBy(absl::Minutes(1));  // `busy` takes the only slot
   h.TakeLog();
   const FireKey fire{JobKey{"default", "a"}, 1, T("2026-02-28T23:00:00Z")};
-  ASSERT_THAT(h.ResumeLost(fire.job, LostRun{42, fire, 1}), IsOk());
+  ASSERT_THAT(h.AddResumed(Cron("a", "0 0 1 1 *"), WithLost({{42, fire, 1}})),
+              IsOk());
   EXPECT_EQ(h.plan().GetRunState(42), RunState::kLost);
   Output out;
   ASSERT_THAT(h.plan().RemoveJob(fire.job, h.now(), &out), IsOk());
@@ -270,6 +282,91 @@ TEST(Plan, ALostRunWaitingForASlotIsCancelledWhenItsJobIsRemoved) {
     }
   }
   EXPECT_TRUE(cancelled);
+}
+
+// Recovery of a job that forbids overlap: the runs an earlier scheduler left
+// lost run one at a time, oldest first, and the fires due meanwhile -- the
+// one the misfire policy runs at once, and the next -- find the job busy (the
+// chaos test, tests/chaos, found them side by side). A job that allows
+// overlap starts them all at once.
+TEST(Plan, RunsTakenOverRunOneAtATimeWhenTheJobForbidsOverlap) {
+  Harness h;
+  h.AdvanceBy(absl::Seconds(30));
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.overlap.action = OverlapAction::kSkip;
+  const JobKey key{"default", "a"};
+  Resume resume{1, T("2026-02-28T23:59:00Z")};  // 00:00 is due
+  resume.lost = {LostRun{43, {key, 1, T("2026-02-28T23:59:00Z")}, 1},
+                 LostRun{42, {key, 1, T("2026-02-28T23:58:00Z")}, 1}};
+  ASSERT_THAT(h.AddResumed(spec, resume), IsOk());
+  ASSERT_EQ(h.starts().size(), 1u);
+  EXPECT_EQ(h.plan().GetRunState(43), RunState::kLost);
+  h.AdvanceBy(absl::Seconds(10));
+  h.Finish(42, 2, AttemptOutcome::kSucceeded);
+  h.AdvanceBy(absl::Seconds(25));  // 00:01 comes due while 43 runs
+  h.Finish(43, 2, AttemptOutcome::kSucceeded);
+  h.AdvanceBy(absl::Seconds(60));  // 00:02 runs
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:00:30 persist missed=overlap:1",
+                          "00:00:30 start a:1:2026-02-28T23:58:00Z #2",
+                          "00:00:40 a:1:2026-02-28T23:58:00Z succeeded",
+                          "00:00:40 start a:1:2026-02-28T23:59:00Z #2",
+                          "00:01:00 persist missed=overlap:1",
+                          "00:01:05 a:1:2026-02-28T23:59:00Z succeeded",
+                          "00:02:00 persist claim=a:1:2026-03-01T00:02:00Z",
+                          "00:02:00 start a:1:2026-03-01T00:02:00Z #1"));
+
+  Harness allow;
+  spec.key.id = "b";
+  spec.overlap.action = OverlapAction::kAllow;
+  for (LostRun& run : resume.lost) run.fire.job = spec.key;
+  ASSERT_THAT(allow.AddResumed(spec, resume), IsOk());
+  EXPECT_EQ(allow.starts().size(), 3u);  // and 00:00
+}
+
+// A job that buffers: the runs taken over wait whatever the buffer's limit
+// (they are owed), and a fire that comes due finds the buffer full.
+TEST(Plan, RunsTakenOverWaitWhateverTheBufferLimit) {
+  Harness h;
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.overlap.action = OverlapAction::kBufferOne;
+  const JobKey key{"default", "a"};
+  Resume resume{1, T("2026-03-01T00:00:00Z")};
+  for (RunId id : {41, 42, 43}) {
+    resume.lost.push_back(LostRun{
+        id, {key, 1, T("2026-02-28T23:57:00Z") + absl::Minutes(id - 41)}, 1});
+  }
+  ASSERT_THAT(h.AddResumed(spec, resume), IsOk());
+  h.AdvanceBy(absl::Seconds(60));  // 00:01: 41 still runs
+  h.Finish(41, 2, AttemptOutcome::kSucceeded);
+  h.Finish(42, 2, AttemptOutcome::kSucceeded);
+  h.Finish(43, 2, AttemptOutcome::kSucceeded);
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:00:00 start a:1:2026-02-28T23:57:00Z #2",
+                          "00:01:00 persist missed=buffer_full:1",
+                          "00:01:00 a:1:2026-02-28T23:57:00Z succeeded",
+                          "00:01:00 start a:1:2026-02-28T23:58:00Z #2",
+                          "00:01:00 a:1:2026-02-28T23:58:00Z succeeded",
+                          "00:01:00 start a:1:2026-02-28T23:59:00Z #2",
+                          "00:01:00 a:1:2026-02-28T23:59:00Z succeeded"));
+}
+
+// A run claimed ahead by an earlier scheduler runs at its time; one claimed
+// under the old schedule is cancelled.
+TEST(Plan, RunsClaimedAheadAreTakenOverOrCancelledIfTheScheduleChanged) {
+  Harness h;
+  const JobKey key{"default", "a"};
+  Resume resume{2, T("2026-03-01T00:01:00Z")};  // (the claim moved it)
+  resume.claimed = {LostRun{42, {key, 2, T("2026-03-01T00:01:00Z")}, 0},
+                    LostRun{41, {key, 1, T("2026-03-01T00:00:30Z")}, 0}};
+  ASSERT_THAT(h.AddResumed(Cron("a", "* * * * *"), resume), IsOk());
+  EXPECT_EQ(h.plan().GetRunState(41), std::nullopt);
+  EXPECT_EQ(h.plan().GetRunState(42), RunState::kPending);
+  h.AdvanceBy(absl::Seconds(60));
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:00:00 a:1:2026-03-01T00:00:30Z cancelled "
+                          "(schedule changed)",
+                          "00:01:00 start a:2:2026-03-01T00:01:00Z #1"));
 }
 
 TEST(Plan, RemovingAJobForShutdownReleasesItsUnstartedRunsWithoutARecord) {

@@ -57,7 +57,7 @@ struct Recovered {
   // the job, once added again, is at-least-once.
   absl::flat_hash_map<JobKey, std::vector<core::LostRun>> lost;
   // Runs claimed ahead whose time has not come, by job: the job adopts them
-  // when added again (Plan::AdoptPendingRun).
+  // when added again (Resume::claimed).
   absl::flat_hash_map<JobKey, std::vector<core::LostRun>> pending;
   // What step 3 recorded, for on_run_event.
   std::vector<RunEvent> events;

@@ -192,44 +192,35 @@ void SchedulerImpl::ApplyAdds(std::vector<PendingAdd>& adds, core::Now now) {
 void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   const JobSpec spec = add.packed.Unpack();
   const JobKey& key = spec.key;
-  // A job the store had before this scheduler started continues from there.
+  // A job the store had before this scheduler started continues from there,
+  // and takes over the runs an earlier scheduler left: the ones claimed ahead
+  // whose time has not come, and the lost ones if the job is at-least-once
+  // (at-most-once ones stay lost, reported at start).
   std::optional<core::Resume> resume;
-  if (auto stored = stored_jobs_.extract(key); !stored.empty())
+  if (auto stored = stored_jobs_.extract(key); !stored.empty()) {
     resume = ResumeFor(stored.mapped(), spec);
+    if (auto pending = pending_runs_.extract(key); !pending.empty())
+      resume->claimed = std::move(pending.mapped());
+    if (auto lost = lost_runs_.extract(key);
+        !lost.empty() && spec.delivery == Delivery::kAtLeastOnce) {
+      resume->lost = std::move(lost.mapped());
+    }
+  }
   // The store learns of the job (and its JobId) before any of its fires.
   core::Output& out = Scratch();
   absl::Status s = plan_.UpsertJob(
       spec, std::move(add.source), now, &out, add.requested,
       resume.has_value() ? &*resume : nullptr, std::move(add.packed));
   if (!s.ok()) Die(absl::StrCat("a validated job was refused: ", s.ToString()));
+  // Before the actions: a run taken over may start in them.
+  const uint32_t slot = *plan_.JobSlot(key);
+  if (slot >= functions_.size()) functions_.resize(slot + 1);
+  functions_[slot] = std::move(add.fn);
   // A stored job of another generation than the Plan's is written, for the
   // writer to report the disagreement.
   StoreJob(key,
            add.stored_generation == plan_.Generation(key) ? add.stored_id : 0);
   Absorb(out, false);
-  const uint32_t slot = *plan_.JobSlot(key);
-  if (slot >= functions_.size()) functions_.resize(slot + 1);
-  functions_[slot] = std::move(add.fn);
-  using Recover = absl::Status (core::Plan::*)(
-      const JobKey&, const core::LostRun&, core::Now, core::Output*);
-  const auto recover = [&](std::vector<core::LostRun>& runs, Recover how) {
-    for (const core::LostRun& run : runs) {
-      core::Output& recovered = Scratch();
-      if (absl::Status r = (plan_.*how)(key, run, now, &recovered); !r.ok())
-        Die(absl::StrCat("recovering run ", run.run, ": ", r.ToString()));
-      Absorb(recovered, false);
-    }
-  };
-  // Runs an earlier scheduler claimed ahead, whose time has not come, run at
-  // their time (or are cancelled if the schedule changed).
-  if (auto pending = pending_runs_.extract(key); !pending.empty())
-    recover(pending.mapped(), &core::Plan::AdoptPendingRun);
-  // Runs an earlier scheduler left lost start again if the job is
-  // at-least-once; at-most-once ones stay lost (reported at start).
-  if (auto lost = lost_runs_.extract(key);
-      !lost.empty() && spec.delivery == Delivery::kAtLeastOnce) {
-    recover(lost.mapped(), &core::Plan::ResumeLostRun);
-  }
 }
 
 void SchedulerImpl::StoreJob(const JobKey& key, JobId stored_id) {

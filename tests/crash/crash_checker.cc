@@ -137,8 +137,13 @@ void CheckClaims(const History& h, absl::Time stopped, CrashReport& r) {
         job->second.spec.delivery == Delivery::kAtLeastOnce;
     if (IsFinal(state) || (state == RunState::kLost && !at_least_once))
       continue;
+    // Waiting since its time, or since its last transition (a retry waits
+    // out its backoff from its `retrying` transition).
+    absl::Time waiting_since = run.run.fire.scheduled_time;
+    if (!run.transitions.empty())
+      waiting_since = std::max(waiting_since, run.transitions.back().at);
     if (state != RunState::kRunning &&
-        run.run.fire.scheduled_time > stopped - kReleaseSlack) {
+        waiting_since > stopped - kReleaseSlack) {
       ++r.released;
       continue;
     }

@@ -103,7 +103,8 @@ absl::StatusOr<CrashReport> CheckCrashHistory(
     Store& store, absl::Span<const std::string> witness,
     absl::Span<const std::string> acks, absl::Time stopped);
 
-// How long before the stop a run left unstarted counts as stuck.
+// How long before the stop a run left unstarted -- waiting since its fire's
+// time or its last transition -- counts as stuck.
 inline constexpr absl::Duration kReleaseSlack = absl::Seconds(2);
 
 }  // namespace chime::crash

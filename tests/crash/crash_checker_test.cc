@@ -59,10 +59,11 @@ class CrashCheckerTest : public ::testing::Test {
     batch.watermarks = {{jobs_[job].id, jobs_[job].generation, T(watermark)}};
     ASSERT_THAT(store_.ClaimFires(fence_, batch, Deadline()), IsOk());
   }
-  void Transition(RunId run, RunState from, RunState to, int attempt) {
-    ASSERT_THAT(
-        store_.TransitionRun(fence_, {run, from, to, attempt}, Deadline()),
-        IsOk());
+  void Transition(RunId run, RunState from, RunState to, int attempt,
+                  absl::Time at = absl::UnixEpoch()) {
+    RunTransition t{run, from, to, attempt};
+    t.at = at;
+    ASSERT_THAT(store_.TransitionRun(fence_, t, Deadline()), IsOk());
   }
   void Witness(int job, int s, RunId run, int attempt, int64_t token) {
     AttemptContext ctx;
@@ -188,6 +189,22 @@ TEST_F(CrashCheckerTest, FindsEachKindOfViolation) {
   ASSERT_THAT(early, IsOk());
   EXPECT_THAT(early->unfinished, ElementsAre(HasSubstr("run 4 lost")));
   EXPECT_EQ(early->released, 1);
+}
+
+// A clean stop leaves a retry waiting out its backoff to the next
+// scheduler: a run of an old fire that went `retrying` just before the stop
+// was released by it; one that has waited long before the stop was stuck.
+TEST_F(CrashCheckerTest, ARetryJustBeforeTheStopIsReleasedALongOneIsStuck) {
+  WriteConsistentHistory();
+  Claim(1, {{Ref(1, 10), 5}, {Ref(1, 11), 6}}, {}, 11);
+  Transition(5, RunState::kPending, RunState::kRunning, 1, T(10));
+  Transition(5, RunState::kRunning, RunState::kRetrying, 1, T(99));
+  Transition(6, RunState::kPending, RunState::kRunning, 1, T(11));
+  Transition(6, RunState::kRunning, RunState::kRetrying, 1, T(50));
+  absl::StatusOr<CrashReport> r = Check(100);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_THAT(r->unfinished, ElementsAre(HasSubstr("run 6 retrying")));
+  EXPECT_EQ(r->released, 1);
 }
 
 }  // namespace
