@@ -55,6 +55,15 @@ std::string Str(const Json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "-";
 }
 
+// An integer member of `j` as text, "-" when missing or null (a standby does
+// not know the load).
+std::string IntOrDash(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer()
+             ? absl::StrCat(it->get<int64_t>())
+             : "-";
+}
+
 // An RFC 3339 time without its fraction of a second.
 std::string WholeSeconds(std::string time) {
   const size_t dot = time.find('.');
@@ -81,19 +90,8 @@ std::optional<Json> Get(const ClientOptions& client, const std::string& path,
   return *std::move(answer);
 }
 
-int ShowStatus(const ClientOptions& client, const Io& io) {
-  int exit = kExitOk;
-  std::optional<Json> st = Get(client, "/v1/status", io, &exit);
-  if (!st.has_value()) return exit;
-  const Json s = st->value("scheduler", Json::object());
-  const Json store = st->value("store", Json::object());
-  io.out << "chime " << Str(*st, "version") << " at " << client.server;
-  if (st->contains("uptime_seconds") && (*st)["uptime_seconds"].is_number()) {
-    io.out << ", up "
-           << internal::HumanDuration(absl::Seconds(Int(*st, "uptime_seconds")))
-           << " (since " << WholeSeconds(Str(*st, "started_at")) << ")";
-  }
-  io.out << "\n";
+// The scheduler's counts (GET /v1/status "scheduler").
+void PrintSchedulerCounts(const Json& s, const Io& io) {
   io.out << "jobs:         " << Int(s, "jobs") << " scheduled, "
          << Int(s, "jobs_paused") << " paused\n";
   io.out << "runs now:     " << Int(s, "runs_pending") << " pending, "
@@ -120,6 +118,29 @@ int ShowStatus(const ClientOptions& client, const Io& io) {
            << " this node's";
   }
   io.out << "\n";
+}
+
+int ShowStatus(const ClientOptions& client, const Io& io) {
+  int exit = kExitOk;
+  std::optional<Json> st = Get(client, "/v1/status", io, &exit);
+  if (!st.has_value()) return exit;
+  const Json s = st->value("scheduler", Json::object());
+  const Json store = st->value("store", Json::object());
+  io.out << "chime " << Str(*st, "version") << " at " << client.server;
+  if (st->contains("uptime_seconds") && (*st)["uptime_seconds"].is_number()) {
+    io.out << ", up "
+           << internal::HumanDuration(absl::Seconds(Int(*st, "uptime_seconds")))
+           << " (since " << WholeSeconds(Str(*st, "started_at")) << ")";
+  }
+  io.out << "\n";
+  if (Str(*st, "role") == "standby") {
+    // No scheduler here: the store's side only (the lease line names the
+    // scheduling node).
+    io.out << "role:         standby (node " << Str(*st, "node")
+           << "): it takes over if the scheduling node goes\n";
+  } else {
+    PrintSchedulerCounts(s, io);
+  }
   io.out << "store:        " << Int(store, "jobs") << " jobs, "
          << Int(store, "runs") << " runs ("
          << internal::HumanBytes(Int(store, "run_bytes"))
@@ -173,8 +194,8 @@ int NamespaceList(const ClientOptions& client, const Io& io) {
   for (const Json& ns : namespaces) {
     rows.push_back({Str(ns, "name"), absl::StrCat(Int(ns, "jobs")),
                     absl::StrCat(Int(ns, "paused")),
-                    absl::StrCat(Int(ns, "runs_pending")),
-                    absl::StrCat(Int(ns, "runs_running"))});
+                    IntOrDash(ns, "runs_pending"),
+                    IntOrDash(ns, "runs_running")});
   }
   PrintTable(rows, io.out, /*right_align_after_first=*/true);
   if (answer->value("jobs_capped", false)) {

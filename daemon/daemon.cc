@@ -237,10 +237,8 @@ absl::Status Daemon::StartAll() {
             ASSIGN_OR_RETURN(
                 standby_http,
                 StartStandbyHttp(config_, *store_, *auth_, daemon_info_));
-            log_.Info(
-                "standby serving /healthz, /readyz, "
-                "/metrics and /v1/cluster",
-                {{"port", int64_t{standby_http->port()}}});
+            log_.Info("standby serving health, metrics and the API's reads",
+                      {{"port", int64_t{standby_http->port()}}});
             return absl::OkStatus();
           }));
   // The full listener takes the standby's port (the same, unless `listen`

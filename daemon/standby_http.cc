@@ -17,8 +17,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// A standby answers few requests: health checks, scrapes, /v1/cluster.
-constexpr int kStandbyThreads = 2;
+// A standby answers health checks, scrapes and reads.
+constexpr int kStandbyThreads = 4;
 
 // The scheduling node's name (the scheduler lease's live holder's first
 // word), or nothing.
@@ -73,9 +73,10 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
                           .content_type = std::string(metrics::kContentType),
                           .body = registry->Render()};
   });
-  api::internal::AddClusterRoutes(
-      http.router,
-      api::ApiDeps{.store = &store, .auth = &auth, .daemon = daemon});
+  const api::ApiDeps reads{.store = &store, .auth = &auth, .daemon = daemon};
+  api::internal::AddReadRoutes(http.router, reads);
+  api::internal::AddStatusRoutes(http.router, reads);
+  api::internal::AddClusterRoutes(http.router, reads);
   const auto not_here = [&store,
                          node = daemon.node_name](const http::Request&) {
     const std::optional<std::string> scheduler = SchedulingNode(store);
@@ -88,8 +89,14 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
     r.headers.emplace_back("Retry-After", "1");
     return r;
   };
-  for (absl::string_view method : {"GET", "POST", "PUT", "PATCH", "DELETE"})
+  // Under every prefix the reads registered too: the router matches the
+  // path before the method.
+  for (absl::string_view method : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
     http.router.HandlePrefix(method, "/v1/", not_here);
+    if (method == "GET") continue;
+    http.router.HandlePrefix(method, "/v1/jobs/", not_here);
+    http.router.Handle(method, "/v1/jobs", not_here);
+  }
   return http::HttpServer::Start(std::move(http));
 }
 

@@ -7,8 +7,14 @@
 //                 (a load balancer sends it nothing);
 //   /metrics      this node's clock offset from the store's, and
 //                 chime_standby 1;
-//   /v1/cluster   as on the scheduling node (read from the store);
-//   /v1/... else  503 problem naming the scheduling node, Retry-After 1.
+//   the API's reads, from the store (api::ApiDeps without a scheduler):
+//                 GET /v1/jobs[/...] (a job's next fire time from the store's
+//                 watermark), /v1/runs, /v1/runs/per-minute,
+//                 /v1/dead-letters, /v1/schedule/preview, /v1/status
+//                 ("role": "standby"), /v1/namespaces, /v1/whoami and
+//                 /v1/cluster, with the same tokens;
+//   /v1/... else  (changes, actions, the event stream) 503 problem naming
+//                 the scheduling node, Retry-After 1.
 // When the daemon takes the lease it stops this listener and starts its full
 // one on the same port.
 //

@@ -226,15 +226,24 @@ http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
   }
   absl::StatusOr<Query> q = Query::Parse(request.query, {});
   if (!q.ok()) return ProblemFromStatus(q.status());
+  absl::StatusOr<core::FireSource> source =
+      core::FireSource::Create(record->spec);
   std::optional<absl::Time> next;
-  if (absl::StatusOr<absl::Time> t = deps.scheduler->NextFireTime(key); t.ok())
-    next = *t;
-  Json body = internal::JobJson(*record, next);
-  if (absl::StatusOr<core::FireSource> source =
-          core::FireSource::Create(record->spec);
-      source.ok() && source->schedule() != nullptr) {
-    body["status"]["schedule_description"] = source->schedule()->Describe();
+  if (deps.scheduler != nullptr) {
+    if (absl::StatusOr<absl::Time> t = deps.scheduler->NextFireTime(key);
+        t.ok())
+      next = *t;
+  } else if (source.ok() && !record->spec.paused) {
+    // A standby: the first fire after the store's watermark -- what the
+    // scheduler decides next (in the past if it is behind). Without a
+    // watermark of this generation (a schedule just changed), after now.
+    next = source->Next(record->watermark_generation == record->generation
+                            ? record->watermark
+                            : absl::Now());
   }
+  Json body = internal::JobJson(*record, next);
+  if (source.ok() && source->schedule() != nullptr)
+    body["status"]["schedule_description"] = source->schedule()->Describe();
   return JsonResponse(body);
 }
 

@@ -133,8 +133,13 @@ struct DaemonInfo {
 };
 
 struct ApiDeps {
-  // Required; all outlive the router.
+  // Required (but `scheduler`, see below); all outlive the router.
   Store* store = nullptr;
+  // Null on a standby, which serves the reads from the store alone
+  // (AddReadRoutes, AddStatusRoutes): a job's next fire time is then the
+  // first after the store's watermark, GET /v1/status says "role":
+  // "standby" with "scheduler": null, and GET /v1/namespaces has no load
+  // (runs_pending, runs_running null). The other routes require it.
   Scheduler* scheduler = nullptr;
   const Authorizer* auth = nullptr;
   // Required for the routes that change jobs (without it they answer 501).

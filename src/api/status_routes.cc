@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -32,8 +33,13 @@ constexpr int kNamespacePage = 1000;
 http::Response GetStatus(const ApiDeps& deps, const http::Request& request) {
   absl::StatusOr<Query> q = Query::Parse(request.query, {});
   if (!q.ok()) return ProblemFromStatus(q.status());
-  absl::StatusOr<SchedulerStats> stats = deps.scheduler->Stats();
-  if (!stats.ok()) return ProblemFromStatus(stats.status());
+  // A standby has no scheduler: its counts are null.
+  std::optional<SchedulerStats> stats;
+  if (deps.scheduler != nullptr) {
+    absl::StatusOr<SchedulerStats> s = deps.scheduler->Stats();
+    if (!s.ok()) return ProblemFromStatus(s.status());
+    stats = *std::move(s);
+  }
   absl::StatusOr<StoreInfo> info = deps.store->GetInfo(StoreDeadline());
   if (!info.ok()) return ProblemFromStatus(info.status());
   absl::StatusOr<std::vector<LeaseInfo>> leases =
@@ -51,28 +57,33 @@ http::Response GetStatus(const ApiDeps& deps, const http::Request& request) {
     body["uptime_seconds"] = absl::ToInt64Seconds(now - daemon.started_at);
   }
   body["time"] = time::FormatUtc(now);
+  body["node"] = daemon.node_name;
+  body["role"] = stats.has_value() ? "scheduler" : "standby";
 
   Json& s = body["scheduler"];
-  s["jobs"] = stats->jobs;
-  s["jobs_paused"] = stats->jobs_paused;
-  s["runs_pending"] = stats->runs_pending;
-  s["runs_running"] = stats->runs_running;
-  s["fires_run"] = stats->fires_run;
-  Json& not_run = s["fires_not_run"];
-  not_run = Json::object();
-  for (const auto& [reason, count] : stats->fires_not_run)
-    not_run[reason] = count;
-  s["runs_succeeded"] = stats->runs_succeeded;
-  s["runs_failed"] = stats->runs_failed;
-  s["runs_cancelled"] = stats->runs_cancelled;
-  s["retries"] = stats->retries;
-  s["timeouts"] = stats->timeouts;
-  s["clock_steps"] = stats->clock_steps;
-  // The store's clock minus this node's, at the last lease renewal.
-  s["clock_offset_seconds"] =
-      stats->clock_offset.has_value()
-          ? Json(absl::ToDoubleSeconds(*stats->clock_offset))
-          : Json(nullptr);
+  s = nullptr;
+  if (stats.has_value()) {
+    s["jobs"] = stats->jobs;
+    s["jobs_paused"] = stats->jobs_paused;
+    s["runs_pending"] = stats->runs_pending;
+    s["runs_running"] = stats->runs_running;
+    s["fires_run"] = stats->fires_run;
+    Json& not_run = s["fires_not_run"];
+    not_run = Json::object();
+    for (const auto& [reason, count] : stats->fires_not_run)
+      not_run[reason] = count;
+    s["runs_succeeded"] = stats->runs_succeeded;
+    s["runs_failed"] = stats->runs_failed;
+    s["runs_cancelled"] = stats->runs_cancelled;
+    s["retries"] = stats->retries;
+    s["timeouts"] = stats->timeouts;
+    s["clock_steps"] = stats->clock_steps;
+    // The store's clock minus this node's, at the last lease renewal.
+    s["clock_offset_seconds"] =
+        stats->clock_offset.has_value()
+            ? Json(absl::ToDoubleSeconds(*stats->clock_offset))
+            : Json(nullptr);
+  }
 
   std::vector<std::string> errors;
   if (daemon.job_file_errors) errors = daemon.job_file_errors();
@@ -105,12 +116,14 @@ http::Response ListNamespaces(const ApiDeps& deps,
       *deps.store, kMaxJobsCounted, kNamespacePage);
   if (!count.ok()) return ProblemFromStatus(count.status());
   // The load now: a namespace with runs going but no stored job (deleted
-  // meanwhile) is listed too.
-  absl::StatusOr<SchedulerStats> stats = deps.scheduler->Stats();
-  if (!stats.ok()) return ProblemFromStatus(stats.status());
+  // meanwhile) is listed too. A standby does not know it (null).
   std::map<std::string, SchedulerStats::Load> load;
-  for (const auto& [ns, l] : stats->by_namespace) {
-    if (l.pending > 0 || l.running > 0) load[ns] = l;
+  if (deps.scheduler != nullptr) {
+    absl::StatusOr<SchedulerStats> stats = deps.scheduler->Stats();
+    if (!stats.ok()) return ProblemFromStatus(stats.status());
+    for (const auto& [ns, l] : stats->by_namespace) {
+      if (l.pending > 0 || l.running > 0) load[ns] = l;
+    }
   }
   // Every namespace with a stored job or a run going, by name.
   std::set<std::string> names;
@@ -120,11 +133,14 @@ http::Response ListNamespaces(const ApiDeps& deps,
   for (const std::string& ns : names) {
     const internal::NamespaceJobs jobs = count->by_namespace[ns];
     const SchedulerStats::Load l = load[ns];
-    list.push_back(Json{{"name", ns},
-                        {"jobs", jobs.jobs},
-                        {"paused", jobs.paused},
-                        {"runs_pending", l.pending},
-                        {"runs_running", l.running}});
+    list.push_back(
+        Json{{"name", ns},
+             {"jobs", jobs.jobs},
+             {"paused", jobs.paused},
+             {"runs_pending",
+              deps.scheduler != nullptr ? Json(l.pending) : Json(nullptr)},
+             {"runs_running",
+              deps.scheduler != nullptr ? Json(l.running) : Json(nullptr)}});
   }
   Json body;
   body["namespaces"] = std::move(list);

@@ -276,16 +276,17 @@ TEST_F(SharedStoreTest, EveryLiveNodeIsAMemberAndTheClusterSaysWhoSchedules) {
 }
 
 // A standby is never a closed port: it answers health checks (live, not
-// ready), scrapes and /v1/cluster, and names the scheduling node for the
-// rest of the API. Once it takes over, its full listener is on the same
+// ready), scrapes and the API's reads from the store -- jobs with their next
+// fire, runs, its status, the cluster -- and names the scheduling node for
+// changes and actions. Once it takes over, its full listener is on the same
 // port.
-TEST_F(SharedStoreTest, AStandbyServesHealthMetricsAndTheCluster) {
+TEST_F(SharedStoreTest, AStandbyServesHealthMetricsAndTheReads) {
   std::unique_ptr<DaemonProcess> a = StartNode("a", true);
   ASSERT_NE(a, nullptr);
   std::unique_ptr<DaemonProcess> b = StartNode("b", false);
   ASSERT_NE(b, nullptr);
-  const Json serving = b->WaitForMsg(
-      "standby serving /healthz, /readyz, /metrics and /v1/cluster");
+  const Json serving =
+      b->WaitForMsg("standby serving health, metrics and the API's reads");
   ASSERT_TRUE(serving.is_object()) << b->LogText();
   const int port = serving.value("port", 0);
   ASSERT_GT(port, 0);
@@ -320,13 +321,60 @@ TEST_F(SharedStoreTest, AStandbyServesHealthMetricsAndTheCluster) {
   EXPECT_EQ(c["node"], "b");
   EXPECT_EQ(c["scheduler"]["node"], "a") << cluster->body;
 
+  // Reads, from the store, once `a` has run the job.
+  ASSERT_TRUE(WaitForRuns("a", 2, absl::Seconds(20)));
   absl::StatusOr<HttpResult> jobs = HttpGet(port, "/v1/jobs");
   ASSERT_TRUE(jobs.ok()) << jobs.status();
-  EXPECT_EQ(jobs->status, 503);
-  EXPECT_THAT(jobs->body,
+  EXPECT_EQ(jobs->status, 200) << jobs->body;
+  EXPECT_THAT(jobs->body, ::testing::HasSubstr("\"tick\""));
+  absl::StatusOr<HttpResult> job = HttpGet(port, "/v1/jobs/default/tick");
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->status, 200) << job->body;
+  // The first fire after the store's watermark: within a few seconds of
+  // now for a job that fires every second and runs.
+  const Json next =
+      Json::parse(job->body, nullptr, false)["status"]["next_fire_time"];
+  ASSERT_TRUE(next.is_string()) << job->body;
+  absl::Time next_fire;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, next.get<std::string>(),
+                              &next_fire, nullptr))
+      << next;
+  EXPECT_LT(absl::AbsDuration(next_fire - absl::Now()), absl::Seconds(5))
+      << next;
+  absl::StatusOr<HttpResult> runs = HttpGet(port, "/v1/runs?limit=5");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ(runs->status, 200) << runs->body;
+  EXPECT_THAT(runs->body, ::testing::HasSubstr("\"fire_id\":\"tick:"));
+  absl::StatusOr<HttpResult> status = HttpGet(port, "/v1/status");
+  ASSERT_TRUE(status.ok()) << status.status();
+  ASSERT_EQ(status->status, 200) << status->body;
+  const Json st = Json::parse(status->body, nullptr, false);
+  EXPECT_EQ(st["role"], "standby") << status->body;
+  EXPECT_EQ(st["node"], "b") << status->body;
+  EXPECT_TRUE(st["scheduler"].is_null()) << status->body;
+  const CliResult cli =
+      RunChime({"status", "--server", absl::StrCat("http://127.0.0.1:", port)},
+               {cli::AddStatusCommand});
+  EXPECT_EQ(cli.status, 0) << cli.err;
+  EXPECT_THAT(cli.out, ::testing::HasSubstr("role:         standby (node b)"));
+  EXPECT_THAT(cli.out,
+              ::testing::HasSubstr("lease:        scheduler held by a pid "));
+
+  // Changes and actions go to the scheduling node.
+  absl::StatusOr<HttpResult> trigger =
+      HttpDo(port, "POST", "/v1/jobs/default/tick/trigger", {});
+  ASSERT_TRUE(trigger.ok()) << trigger.status();
+  EXPECT_EQ(trigger->status, 503);
+  EXPECT_THAT(trigger->body,
               ::testing::HasSubstr("this node (b) is a standby: ask the "
                                    "scheduling node (a)"));
-  EXPECT_EQ(jobs->Header("Retry-After"), "1");
+  EXPECT_EQ(trigger->Header("Retry-After"), "1");
+  absl::StatusOr<HttpResult> create =
+      HttpDo(port, "POST", "/v1/jobs", {"Content-Type: application/json"},
+             R"({"id": "new", "schedule": "@every 1h", "http": {"url": )"
+             R"("http://127.0.0.1:1/"}})");
+  ASSERT_TRUE(create.ok()) << create.status();
+  EXPECT_EQ(create->status, 503) << create->body;
 
   // `b` takes over: the same port now answers as the scheduler.
   a->Kill();
