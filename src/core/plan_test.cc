@@ -351,6 +351,28 @@ TEST(Plan, RunsTakenOverWaitWhateverTheBufferLimit) {
                           "00:01:00 a:1:2026-02-28T23:59:00Z succeeded"));
 }
 
+// A lost run that waited behind the job's run going counts its retry budget
+// (max_retry_duration) from its own start, not from when it was taken over.
+TEST(Plan, ARunTakenOverThatWaitedCountsItsRetryBudgetFromItsStart) {
+  Harness h;
+  JobSpec spec = Cron("a", "0 0 1 1 *");
+  spec.overlap.action = OverlapAction::kSkip;
+  spec.retry.max_attempts = 5;
+  spec.retry.initial_backoff = absl::Seconds(1);
+  spec.retry.max_retry_duration = absl::Seconds(30);
+  const JobKey key{"default", "a"};
+  ASSERT_THAT(
+      h.AddResumed(spec,
+                   WithLost({{41, {key, 1, T("2026-02-28T23:58:00Z")}, 1},
+                             {42, {key, 1, T("2026-02-28T23:59:00Z")}, 1}})),
+      IsOk());
+  h.AdvanceBy(absl::Seconds(60));
+  h.Finish(41, 2, AttemptOutcome::kSucceeded);  // 42 starts, 60 s after
+  h.AdvanceBy(absl::Seconds(1));
+  h.Finish(42, 2, AttemptOutcome::kFailed, "boom");
+  EXPECT_EQ(h.plan().GetRunState(42), RunState::kRetrying);
+}
+
 // A run claimed ahead by an earlier scheduler runs at its time; one claimed
 // under the old schedule is cancelled.
 TEST(Plan, RunsClaimedAheadAreTakenOverOrCancelledIfTheScheduleChanged) {
