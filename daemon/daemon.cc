@@ -237,7 +237,7 @@ absl::Status Daemon::StartAll() {
             ASSIGN_OR_RETURN(
                 standby_http,
                 StartStandbyHttp(config_, *store_, *auth_, daemon_info_));
-            log_.Info("standby serving health, metrics and the API's reads",
+            log_.Info("standby serving health, metrics, the API's reads and the UI",
                       {{"port", int64_t{standby_http->port()}}});
             return absl::OkStatus();
           }));

@@ -11,6 +11,7 @@
 #include "src/api/http_util.h"
 #include "src/base/status_macros.h"
 #include "src/metrics/registry.h"
+#include "src/web/ui_routes.h"
 
 namespace chime::daemon {
 namespace {
@@ -73,6 +74,9 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
                           .content_type = std::string(metrics::kContentType),
                           .body = registry->Render()};
   });
+  // The web UI: it shows the store read-only under a banner naming the
+  // scheduling node (web/js/app.js).
+  web::RegisterUi(http.router);
   const api::ApiDeps reads{.store = &store, .auth = &auth, .daemon = daemon};
   api::internal::AddReadRoutes(http.router, reads);
   api::internal::AddStatusRoutes(http.router, reads);
@@ -97,6 +101,9 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
     http.router.HandlePrefix(method, "/v1/jobs/", not_here);
     http.router.Handle(method, "/v1/jobs", not_here);
   }
+  // The reads registered the event stream (501 without a hub): the stream is
+  // the scheduling node's.
+  http.router.Handle("GET", "/v1/events", not_here);
   return http::HttpServer::Start(std::move(http));
 }
 

@@ -13,6 +13,8 @@
 //                 /v1/dead-letters, /v1/schedule/preview, /v1/status
 //                 ("role": "standby"), /v1/namespaces, /v1/whoami and
 //                 /v1/cluster, with the same tokens;
+//   / and /ui/    the web UI, read-only under a banner naming the scheduling
+//                 node;
 //   /v1/... else  (changes, actions, the event stream) 503 problem naming
 //                 the scheduling node, Retry-After 1.
 // When the daemon takes the lease it stops this listener and starts its full

@@ -13,6 +13,9 @@ Shared by the chaos test (tests/chaos/chaos.py) and the failover benchmark
   WITNESS_*  the job body that appends one line per attempt to a witness file
              outside the database, and its reader.
 
+`python3 cluster.py postgres DIR` runs just the server, for the web UI's tests
+(tests/web/postgres.mjs).
+
 Every child runs with a parent-death signal (setpriv --pdeathsig), so a harness
 killed by a timeout leaves no server or daemon behind.
 """
@@ -27,6 +30,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -364,3 +368,22 @@ def utc(t):
 
 def remove_tree(path):
     shutil.rmtree(path, ignore_errors=True)
+
+
+def serve_postgres(root):
+    """Runs a Postgres in root (an existing directory) for a test in another
+    language: prints {"url": ...} as one line once it answers, and stops it
+    when stdin closes (the test ended or died) or on SIGTERM."""
+    pg = Postgres(root)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        print(json.dumps({"url": pg.url()}), flush=True)
+        sys.stdin.read()
+    finally:
+        pg.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "postgres":
+        sys.exit("usage: cluster.py postgres DIR")
+    serve_postgres(sys.argv[2])

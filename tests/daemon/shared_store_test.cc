@@ -285,8 +285,8 @@ TEST_F(SharedStoreTest, AStandbyServesHealthMetricsAndTheReads) {
   ASSERT_NE(a, nullptr);
   std::unique_ptr<DaemonProcess> b = StartNode("b", false);
   ASSERT_NE(b, nullptr);
-  const Json serving =
-      b->WaitForMsg("standby serving health, metrics and the API's reads");
+  const Json serving = b->WaitForMsg(
+      "standby serving health, metrics, the API's reads and the UI");
   ASSERT_TRUE(serving.is_object()) << b->LogText();
   const int port = serving.value("port", 0);
   ASSERT_GT(port, 0);
@@ -375,6 +375,14 @@ TEST_F(SharedStoreTest, AStandbyServesHealthMetricsAndTheReads) {
              R"("http://127.0.0.1:1/"}})");
   ASSERT_TRUE(create.ok()) << create.status();
   EXPECT_EQ(create->status, 503) << create->body;
+  absl::StatusOr<HttpResult> events = HttpGet(port, "/v1/events");
+  ASSERT_TRUE(events.ok()) << events.status();
+  EXPECT_EQ(events->status, 503) << events->body;
+  // The web UI, which shows this read-only (tests/web/standby_e2e).
+  absl::StatusOr<HttpResult> ui = HttpGet(port, "/ui/js/app.js");
+  ASSERT_TRUE(ui.ok()) << ui.status();
+  EXPECT_EQ(ui->status, 200);
+  EXPECT_THAT(ui->body, ::testing::HasSubstr("is a standby"));
 
   // `b` takes over: the same port now answers as the scheduler.
   a->Kill();

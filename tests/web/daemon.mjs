@@ -32,11 +32,12 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 // Starts the daemon at `binary` with `jobs` (file name -> YAML) in its jobs
-// directory, and the TOKENS unless `tokens` is false. Resolves once it logs
-// "chime serving" (at most 30 s), with {url, stop(), logText()}; stop() ends
-// it (SIGTERM, SIGKILL after 10 s), writes its log to `logPath` and removes
-// its directory.
-export async function startDaemon(binary, jobs, logPath, {tokens = true} = {}) {
+// directory, the TOKENS unless `tokens` is false, and `args` after its own.
+// Resolves once it serves HTTP (at most 30 s; it logs "chime serving", or as
+// a standby on a shared store "standby serving ..."), with {url, stop(),
+// kill(), logText()}; stop() ends it (SIGTERM, SIGKILL after 10 s), writes its
+// log to `logPath` and removes its directory; kill() is `kill -9`.
+export async function startDaemon(binary, jobs, logPath, {tokens = true, args = []} = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'chime-web-'));
   mkdirSync(join(dir, 'jobs'));
   for (const [name, yaml] of Object.entries(jobs)) writeFileSync(join(dir, 'jobs', name), yaml);
@@ -50,7 +51,7 @@ export async function startDaemon(binary, jobs, logPath, {tokens = true} = {}) {
 `);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CHIME_')));
   const child = spawn(binary, ['serve', '--data-dir', join(dir, 'data'), '--jobs-dir', join(dir, 'jobs'),
-    '--listen', '127.0.0.1:0', '--config', join(dir, 'chime.yaml'), '--log-format', 'json'],
+    '--listen', '127.0.0.1:0', '--config', join(dir, 'chime.yaml'), '--log-format', 'json', ...args],
   {env, stdio: ['ignore', 'ignore', 'pipe']});
   running.add(child);
   let log = '';
@@ -69,8 +70,10 @@ export async function startDaemon(binary, jobs, logPath, {tokens = true} = {}) {
         }
         if (record.msg === 'chime serving') {
           clearTimeout(timer);
-          const port = record.listen.slice(record.listen.lastIndexOf(':') + 1);
-          resolve(`http://127.0.0.1:${port}`);
+          resolve(`http://127.0.0.1:${record.listen.slice(record.listen.lastIndexOf(':') + 1)}`);
+        } else if (record.msg.startsWith('standby serving')) {
+          clearTimeout(timer);
+          resolve(`http://127.0.0.1:${record.port}`);
         }
       }
     });
@@ -97,7 +100,8 @@ export async function startDaemon(binary, jobs, logPath, {tokens = true} = {}) {
     });
     child.kill('SIGTERM');
   });
-  return {url, stop, logText};
+  const kill = () => child.kill('SIGKILL');
+  return {url, stop, kill, logText};
 }
 
 // JSON from the API, with the admin token: for a test's own checks and set-up.

@@ -3,6 +3,11 @@
 // location's hash names. Pages are modules with
 //   render(main, params, ctx) -> optional cleanup function
 // called when the user leaves the page (to stop streams and timers).
+//
+// On a standby (docs/cluster.md: a daemon waiting for a shared store's lease)
+// every page shows the store read-only, under a banner naming the scheduling
+// node; the role is checked again every ROLE_CHECK_MS, and the page drawn
+// again when it changes (the standby took over).
 
 import * as api from './api.js';
 import {h, replace, errorBox} from './dom.js';
@@ -24,7 +29,9 @@ const routes = [
 ];
 
 const main = document.getElementById('main');
-const ctx = {role: 'read', name: null, canWrite: false, tokens: false};
+const ROLE_CHECK_MS = 5000;
+const ctx = {role: 'read', name: null, canWrite: false, tokens: false, standby: false, node: null, scheduler: null};
+let roleTimer = null;
 let cleanup = null;
 // Whether the user is past the login screen (a late 401 then sends them back).
 let signedIn = false;
@@ -49,6 +56,45 @@ function showWho() {
     parts.push(h('button', {class: 'secondary', type: 'button', onclick: logout}, 'Sign out'));
   }
   replace(who, parts);
+}
+
+// This node's role: {standby, node, scheduler} (the scheduling node's name,
+// null when none holds the lease or this node schedules).
+async function readRole() {
+  const status = await api.get('/v1/status');
+  if (status.role !== 'standby') return {standby: false, node: status.node, scheduler: null};
+  const cluster = await api.get('/v1/cluster').catch(() => null);
+  return {standby: true, node: status.node, scheduler: cluster?.scheduler?.node ?? null};
+}
+
+function setRole(role) {
+  Object.assign(ctx, role);
+  ctx.canWrite = (ctx.role === 'write' || ctx.role === 'admin') && !ctx.standby;
+  const banner = document.getElementById('node-role');
+  if (!ctx.standby) {
+    replace(banner);
+    banner.hidden = true;
+    return;
+  }
+  replace(banner, h('strong', {}, `This node (${ctx.node}) is a standby`),
+      ': it shows the store\'s jobs and runs, read-only. ',
+      ctx.scheduler ? `Changes and actions go to the scheduling node, ${ctx.scheduler}.`
+        : 'No node schedules right now.');
+  banner.hidden = false;
+}
+
+async function checkRole() {
+  let role;
+  try {
+    role = await readRole();
+  } catch {
+    return;  // e.g. the listener restarting as the standby takes over
+  }
+  const wasStandby = ctx.standby;
+  if (role.standby === wasStandby && role.scheduler === ctx.scheduler) return;
+  setRole(role);
+  showWho();
+  if (signedIn && role.standby !== wasStandby) await route();
 }
 
 function logout() {
@@ -88,8 +134,8 @@ async function start() {
     const me = await api.get('/v1/whoami');
     ctx.role = me.role;
     ctx.name = me.name;
-    ctx.canWrite = me.role === 'write' || me.role === 'admin';
     ctx.tokens = me.name !== null;
+    setRole(await readRole());
   } catch (e) {
     if (e.status === 401) {
       showLogin(api.token() ? 'That token is not accepted by this server. Sign in again.' : '');
@@ -100,6 +146,7 @@ async function start() {
   }
   signedIn = true;
   showWho();
+  if (roleTimer === null) roleTimer = setInterval(checkRole, ROLE_CHECK_MS);
   if (!location.hash) history.replaceState(null, '', '#/jobs');
   await route();
   return true;

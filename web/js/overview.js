@@ -80,6 +80,25 @@ function card(label, value, valueClass = 'value') {
   return h('div', {class: 'card'}, h('div', {class: 'muted'}, label), h('div', {class: valueClass}, value));
 }
 
+// The scheduler's counts (GET /v1/status "scheduler").
+function schedulerCards(s) {
+  const notRun = Object.values(s.fires_not_run).reduce((a, b) => a + b, 0);
+  return [card('Jobs', `${s.jobs}`), card('Paused', `${s.jobs_paused}`),
+    card('Running', `${s.runs_running}`), card('Pending', `${s.runs_pending}`),
+    card('Fires run', `${s.fires_run}`), card('Fires not run', `${notRun}`),
+    card('Runs failed', `${s.runs_failed}`)];
+}
+
+// A standby counts nothing itself (docs/cluster.md): its role, who
+// schedules, and the store's jobs by namespace.
+async function standbyCards() {
+  const [cluster, namespaces] = await Promise.all([api.get('/v1/cluster'), api.get('/v1/namespaces')]);
+  const sum = (key) => namespaces.namespaces.reduce((a, n) => a + n[key], 0);
+  return [card('Role', 'standby'), card('Scheduling node', cluster.scheduler ? cluster.scheduler.node : 'none'),
+    card('Live nodes', `${cluster.members.length}`),
+    card('Jobs', `${sum('jobs')}`), card('Paused', `${sum('paused')}`)];
+}
+
 export function render(main) {
   const cards = h('section', {'aria-labelledby': 'counts-h'});
   const chart = h('section', {'aria-labelledby': 'rpm-h'});
@@ -91,14 +110,9 @@ export function render(main) {
   async function load() {
     try {
       const status = await api.get('/v1/status');
-      const s = status.scheduler;
-      const notRun = Object.values(s.fires_not_run).reduce((a, b) => a + b, 0);
       replace(cards, h('h2', {id: 'counts-h'}, 'Now'),
-          h('div', {class: 'cards'},
-              card('Jobs', `${s.jobs}`), card('Paused', `${s.jobs_paused}`),
-              card('Running', `${s.runs_running}`), card('Pending', `${s.runs_pending}`),
-              card('Fires run', `${s.fires_run}`), card('Fires not run', `${notRun}`),
-              card('Runs failed', `${s.runs_failed}`), card('Up since', time(status.started_at), 'value small')),
+          h('div', {class: 'cards'}, ...(status.scheduler ? schedulerCards(status.scheduler) : await standbyCards()),
+              card('Up since', time(status.started_at), 'value small')),
           status.job_file_errors.length
             ? h('div', {class: 'error-box'}, 'Job files that do not load: ', status.job_file_errors.join('; '))
             : null);
