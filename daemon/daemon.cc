@@ -37,6 +37,9 @@ constexpr int kHttpThreads = 32;
 // After a reload that changed more jobs than this, free memory goes back to
 // the system.
 constexpr int kManyChanges = 1000;
+// How often the scheduling node of a shared store reads the job changes
+// other nodes made (at the latest; a notification from the store sooner).
+constexpr absl::Duration kFollowPoll = absl::Seconds(1);
 
 // A short fixed word for an executor error (the metric's `kind` label), or
 // "" when the error is the target's own answer (an exit status, an HTTP
@@ -229,6 +232,10 @@ absl::Status Daemon::StartAll() {
                                                 : std::vector<std::string>{};
                       }};
   auth_ = std::make_unique<api::Authorizer>(config_.api_tokens);
+  // A standby's job changes go to the store (the scheduling node follows).
+  // Declared first: the standby's listener, which uses it, stops before it
+  // goes.
+  JobRegistry standby_jobs(*store_, config_.api_jobs, log_);
   std::unique_ptr<http::HttpServer> standby_http;
   ASSIGN_OR_RETURN(
       scheduler_,
@@ -236,8 +243,9 @@ absl::Status Daemon::StartAll() {
           options, config_, log_, hooks_.pause, [&]() -> absl::Status {
             ASSIGN_OR_RETURN(
                 standby_http,
-                StartStandbyHttp(config_, *store_, *auth_, daemon_info_));
-            log_.Info("standby serving health, metrics, the API's reads and the UI",
+                StartStandbyHttp(config_, *store_, *auth_, daemon_info_,
+                                 standby_jobs, log_));
+            log_.Info("standby serving health, metrics, the API and the UI",
                       {{"port", int64_t{standby_http->port()}}});
             return absl::OkStatus();
           }));
@@ -281,27 +289,23 @@ absl::Status Daemon::StartAll() {
   });
   // The web UI at / (static; it calls the API with the user's token).
   web::RegisterUi(http.router);
-  api::AddRoutes(
-      http.router,
-      {.store = store_.get(),
-       .scheduler = scheduler_.get(),
-       .auth = auth_.get(),
-       .jobs = registry_.get(),
-       .on_change =
-           [this](absl::string_view what, const JobKey& job,
-                  const std::string& who, const std::string& detail) {
-             log_.Info(
-                 what,
-                 {{"job", job.ToString()}, {"token", who}, {"detail", detail}});
-           },
-       .daemon = daemon_info_,
-       .events = events_.get(),
-       .live_output = live_output_.get()});
+  api::AddRoutes(http.router, {.store = store_.get(),
+                               .scheduler = scheduler_.get(),
+                               .auth = auth_.get(),
+                               .jobs = registry_.get(),
+                               .on_change = LogApiChanges(log_),
+                               .daemon = daemon_info_,
+                               .events = events_.get(),
+                               .live_output = live_output_.get()});
   ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));
   ASSIGN_OR_RETURN(JobSync::Report report, registry_->Start(LoadJobFiles()));
   AfterApply(report);
   RETURN_IF_ERROR(scheduler_->Start());
   registry_->AcceptChanges();
+  // Other nodes' API changes jobs in the shared store (docs/cluster.md).
+  if (SharedStore(config_)) {
+    follower_ = std::make_unique<JobFollower>(*registry_, log_, kFollowPoll);
+  }
   housekeeping_ = std::thread([this] { Housekeeping(); });
   absl::StatusOr<std::unique_ptr<DirWatcher>> watcher = DirWatcher::Start(
       config_.jobs_dir, kReloadQuiet, [this](bool still_watching) {
@@ -431,6 +435,7 @@ void Daemon::Stop() {
   log_.Info("stopping",
             {{"grace", absl::FormatDuration(config_.shutdown_grace)}});
   if (watcher_ != nullptr) watcher_->Stop();
+  if (follower_ != nullptr) follower_->Stop();
   if (scheduler_ != nullptr) scheduler_->Shutdown(config_.shutdown_grace);
   if (http_ != nullptr) http_->Stop();
   if (membership_ != nullptr) membership_->Stop();  // leaves the cluster

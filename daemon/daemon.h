@@ -20,7 +20,8 @@
 //      missed while down go through each job's misfire policy);
 //   3. the HTTP listener starts (/readyz answers 503 until the end);
 //   4. the job files load and apply, the scheduler starts, the jobs directory
-//      is watched (a change reloads it a moment later).
+//      is watched (a change reloads it a moment later); on a shared store the
+//      job changes other nodes make are followed (daemon/job_follower.h).
 // Reload (SIGHUP, or a change in the jobs directory) re-reads the job files.
 // Stop (SIGTERM/SIGINT): stops starting runs, lets running ones finish for
 // shutdown_grace, then cancels them (SIGTERM to their process groups, SIGKILL
@@ -50,6 +51,7 @@
 #include "chime/scheduler.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/dir_watcher.h"
+#include "daemon/job_follower.h"
 #include "daemon/job_registry.h"
 #include "daemon/job_sync.h"
 #include "daemon/logger.h"
@@ -150,6 +152,7 @@ class Daemon {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<JobSync> jobs_;
   std::unique_ptr<JobRegistry> registry_;  // uses jobs_
+  std::unique_ptr<JobFollower> follower_;  // on a shared store; uses registry_
   std::unique_ptr<DirWatcher> watcher_;
   std::unique_ptr<api::Authorizer> auth_;  // the HTTP handlers use it
   api::DaemonInfo daemon_info_;            // set by StartAll

@@ -1,5 +1,7 @@
 #include "daemon/job_registry.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -18,15 +20,34 @@ constexpr int kStartPage = 1000;
 
 }  // namespace
 
+std::function<void(absl::string_view, const JobKey&, const std::string&,
+                   const std::string&)>
+LogApiChanges(Logger& log) {
+  return [&log](absl::string_view what, const JobKey& job,
+                const std::string& who, const std::string& detail) {
+    log.Info(what,
+             {{"job", job.ToString()}, {"token", who}, {"detail", detail}});
+  };
+}
+
 JobRegistry::JobRegistry(Store& store, Scheduler& scheduler, JobSync& files,
                          JobSync::MakeFunction make, exec::JobPolicy policy,
                          Logger& log)
     : store_(store),
-      scheduler_(scheduler),
-      files_(files),
+      scheduler_(&scheduler),
+      files_(&files),
       make_(std::move(make)),
       policy_(std::move(policy)),
       log_(log) {}
+
+JobRegistry::JobRegistry(Store& store, exec::JobPolicy policy, Logger& log)
+    : store_(store),
+      scheduler_(nullptr),
+      files_(nullptr),
+      policy_(std::move(policy)),
+      log_(log),
+      started_(true),
+      files_in_store_(true) {}
 
 absl::StatusOr<JobSync::Report> JobRegistry::Start(
     std::vector<config::FileResult> files) {
@@ -42,13 +63,15 @@ absl::StatusOr<JobSync::Report> JobRegistry::Start(
   for (JobId after = 0;;) {
     ASSIGN_OR_RETURN(JobPage page,
                      store_.LoadJobs(after, kStartPage, MonoTime::Infinite()));
+    // Changes made after the first page was read are FollowStore's.
+    if (after == 0) followed_revision_ = page.revision;
     for (JobRecord& record : page.jobs) {
       if (!record.spec.source_file.empty()) {
         from_files.push_back(
             {std::move(record.spec.key), std::move(record.spec.source_file)});
         continue;
       }
-      RETURN_IF_ERROR(scheduler_.AddStoredJob(record, make_(record.spec)));
+      RETURN_IF_ERROR(scheduler_->AddStoredJob(record, make_(record.spec)));
       ++api_jobs;
     }
     after = page.next_after;
@@ -62,9 +85,9 @@ absl::StatusOr<JobSync::Report> JobRegistry::Start(
   for (const config::FileResult& file : files) {
     if (!file.jobs.ok()) not_loaded.insert(file.path);
   }
-  JobSync::Report report = files_.Apply(std::move(files));
+  JobSync::Report report = files_->Apply(std::move(files));
   if (!from_files.empty()) {
-    const absl::flat_hash_set<JobKey> in_force = files_.Keys();
+    const absl::flat_hash_set<JobKey> in_force = files_->Keys();
     for (const FileJob& job : from_files) {
       if (in_force.contains(job.key)) continue;
       if (not_loaded.contains(job.file)) {
@@ -84,7 +107,7 @@ absl::StatusOr<JobSync::Report> JobRegistry::Start(
 JobSync::Report JobRegistry::ApplyFiles(std::vector<config::FileResult> files) {
   absl::MutexLock lock(&mu_);
   files_in_store_ = false;
-  return files_.Apply(std::move(files));
+  return files_->Apply(std::move(files));
 }
 
 void JobRegistry::AcceptChanges() {
@@ -102,7 +125,7 @@ absl::StatusOr<std::optional<JobRecord>> JobRegistry::ReadApiJob(
   if (!files_in_store_) {
     // Every call returns once the scheduler's earlier writes are durable:
     // then the store says which jobs the files define.
-    (void)scheduler_.NextFireTime(key);
+    (void)scheduler_->NextFireTime(key);
     files_in_store_ = true;
   }
   absl::StatusOr<JobRecord> record = store_.GetJob(key, Deadline());
@@ -179,7 +202,8 @@ void JobRegistry::PutBatch(const std::vector<PendingPut*>& batch) {
                               : std::string(" does not exist")));
       continue;
     }
-    writes.push_back(JobWrite{p->spec, p->expected_revision});
+    // As read: a change another node made since is a conflict.
+    writes.push_back(JobWrite{p->spec, revision});
     writers.push_back(p);
     created.push_back(!before->has_value());
   }
@@ -192,7 +216,11 @@ void JobRegistry::PutBatch(const std::vector<PendingPut*>& batch) {
       continue;
     }
     JobRecord& record = (*put)[i];
-    absl::Status s = scheduler_.AddStoredJob(record, make_(record.spec));
+    absl::Status s;
+    if (scheduler_ != nullptr) {
+      Wrote(record.revision);
+      s = scheduler_->AddStoredJob(record, make_(record.spec));
+    }
     if (s.ok()) {
       writers[i]->result = PutResult{std::move(record), created[i]};
     } else {
@@ -207,8 +235,14 @@ absl::Status JobRegistry::Delete(const JobKey& key, int64_t expected_revision) {
   ASSIGN_OR_RETURN(std::optional<JobRecord> record, ReadApiJob(key));
   if (!record.has_value())
     return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
-  RETURN_IF_ERROR(store_.DeleteJob(key, expected_revision, Deadline()));
-  absl::Status s = scheduler_.RemoveJob(key);
+  RETURN_IF_ERROR(store_.DeleteJob(
+      key,
+      expected_revision != kAnyRevision ? expected_revision : record->revision,
+      Deadline()));
+  // (Its tombstone's revision is not known here: FollowStore removes the job
+  // again, which finds nothing.)
+  if (scheduler_ == nullptr) return absl::OkStatus();
+  absl::Status s = scheduler_->RemoveJob(key);
   if (!s.ok() && !absl::IsNotFound(s)) return s;
   return absl::OkStatus();
 }
@@ -220,13 +254,68 @@ absl::StatusOr<JobRecord> JobRegistry::SetPaused(const JobKey& key,
   ASSIGN_OR_RETURN(std::optional<JobRecord> record, ReadApiJob(key));
   if (!record.has_value())
     return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
+  if (scheduler_ == nullptr) {
+    // A standby: the scheduling node follows the stored job.
+    if (record->spec.paused == paused) return *record;
+    JobWrite write{record->spec, record->revision};
+    write.spec.paused = paused;
+    ASSIGN_OR_RETURN(std::vector<JobRecord> put,
+                     store_.PutJobs({&write, 1}, Deadline()));
+    return std::move(put.front());
+  }
   absl::Status s =
-      paused ? scheduler_.PauseJob(key) : scheduler_.ResumeJob(key);
+      paused ? scheduler_->PauseJob(key) : scheduler_->ResumeJob(key);
   if (absl::IsNotFound(s))
     return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
   RETURN_IF_ERROR(s);
   // Pause and resume return once the job's new state is durable.
-  return store_.GetJob(key, Deadline());
+  absl::StatusOr<JobRecord> after = store_.GetJob(key, Deadline());
+  if (after.ok()) Wrote(after->revision);
+  return after;
+}
+
+void JobRegistry::Wrote(int64_t revision) {
+  if (revision > followed_revision_) own_revisions_.insert(revision);
+}
+
+absl::StatusOr<int> JobRegistry::FollowStore() {
+  absl::MutexLock lock(&mu_);
+  if (scheduler_ == nullptr)
+    return absl::FailedPreconditionError("a standby follows nothing");
+  int applied = 0;
+  std::optional<absl::flat_hash_set<JobKey>> file_jobs;
+  for (;;) {
+    ASSIGN_OR_RETURN(
+        JobChanges page,
+        store_.JobChangesSince(followed_revision_, kStartPage, Deadline()));
+    for (const JobRecord& change : page.changes) {
+      // Ours, or a job file's (this node's files are in force, whatever
+      // another node wrote).
+      if (own_revisions_.erase(change.revision) > 0) continue;
+      if (!change.spec.source_file.empty()) continue;
+      if (!file_jobs.has_value()) file_jobs = files_->Keys();
+      if (file_jobs->contains(change.spec.key)) continue;
+      const JobKey& key = change.spec.key;
+      absl::Status s;
+      if (change.deleted) {
+        s = scheduler_->RemoveJob(key);
+        if (absl::IsNotFound(s)) continue;  // never here, or ours
+      } else {
+        s = scheduler_->AddStoredJob(change, make_(change.spec));
+      }
+      if (!s.ok()) return s;
+      ++applied;
+      log_.Info(change.deleted ? "job deleted on another node"
+                               : "job changed on another node",
+                {{"job", key.ToString()}, {"revision", change.revision}});
+    }
+    followed_revision_ = std::max(followed_revision_, page.revision);
+    // Ours that a later change of the same job hid are passed too.
+    own_revisions_.erase(own_revisions_.begin(),
+                         own_revisions_.upper_bound(followed_revision_));
+    if (page.changes.size() < kStartPage) break;  // else more may follow
+  }
+  return applied;
 }
 
 }  // namespace chime::daemon

@@ -17,6 +17,14 @@
 //     the jobs of a file that exists but does not load stay in the store, not
 //     running, until it loads again.
 //
+// On several nodes sharing a store (docs/cluster.md) every node has one:
+//   - the scheduling node's puts changes in force in its scheduler, and
+//     follows the store (FollowStore) for the changes other nodes made;
+//   - a standby's (the constructor without a scheduler) writes its changes
+//     to the store only, for the scheduling node to follow.
+// Each put checks the job's revision as it read it (Aborted if another node
+// changed it meanwhile).
+//
 // Changes are durable before they are answered. Puts that arrive while
 // another is being written are written together: one store transaction and
 // one wait for the scheduler's own writes per batch (group commit), so many
@@ -27,10 +35,13 @@
 #ifndef CHIME_DAEMON_JOB_REGISTRY_H_
 #define CHIME_DAEMON_JOB_REGISTRY_H_
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_set.h"
 #include "absl/synchronization/mutex.h"
 #include "chime/scheduler.h"
 #include "chime/store.h"
@@ -42,12 +53,21 @@
 
 namespace chime::daemon {
 
+// ApiDeps::on_change for a node's API: logs each change with the token's
+// name ("job created", job, token, detail).
+std::function<void(absl::string_view, const JobKey&, const std::string&,
+                   const std::string&)>
+LogApiChanges(Logger& log);
+
 class JobRegistry final : public api::JobDefinitions {
  public:
   // All outlive the registry. `make` builds a job's function (as for
   // JobSync); `policy` limits what jobs put through the API may do.
   JobRegistry(Store& store, Scheduler& scheduler, JobSync& files,
               JobSync::MakeFunction make, exec::JobPolicy policy, Logger& log);
+  // A standby's: changes are written to the store only, and accepted at
+  // once (no Start).
+  JobRegistry(Store& store, exec::JobPolicy policy, Logger& log);
 
   // Once, before the scheduler starts: puts the API's jobs from the store in
   // force, applies `files` (a load of the jobs directory), then deletes the
@@ -66,6 +86,14 @@ class JobRegistry final : public api::JobDefinitions {
   absl::Status Delete(const JobKey& key, int64_t expected_revision) override;
   absl::StatusOr<JobRecord> SetPaused(const JobKey& key, bool paused) override;
 
+  // The scheduling node's, after Start: puts in force the changes to the
+  // API's jobs that other nodes wrote to the store since the last call (the
+  // first: since Start read the store), in the order they were made; returns
+  // how many. Its own changes are not applied again; a job a job file
+  // defines here is the file's (a change made elsewhere meanwhile is
+  // ignored). On an error the next call reads the same changes again.
+  absl::StatusOr<int> FollowStore();
+
  private:
   // A Put waiting for its batch.
   struct PendingPut {
@@ -83,9 +111,12 @@ class JobRegistry final : public api::JobDefinitions {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckStarted() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Notes a change this registry wrote, for FollowStore to pass over.
+  void Wrote(int64_t revision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   Store& store_;
-  Scheduler& scheduler_;
-  JobSync& files_;
+  Scheduler* const scheduler_;  // null on a standby
+  JobSync* const files_;        // null on a standby
   const JobSync::MakeFunction make_;
   const exec::JobPolicy policy_;
   Logger& log_;
@@ -94,6 +125,10 @@ class JobRegistry final : public api::JobDefinitions {
   // The scheduler writes the job files' jobs to the store behind
   // ApplyFiles; false until a barrier saw them durable.
   bool files_in_store_ ABSL_GUARDED_BY(mu_) = false;
+  // The store revision FollowStore has read up to, and the revisions of the
+  // changes this registry wrote after it (a few: each is dropped once read).
+  int64_t followed_revision_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::btree_set<int64_t> own_revisions_ ABSL_GUARDED_BY(mu_);
 
   // Puts waiting for the next batch, and whether a thread is writing one.
   absl::Mutex queue_mu_ ABSL_ACQUIRED_BEFORE(mu_);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/daemon_metrics.h"
+#include "daemon/job_registry.h"
 #include "nlohmann/json.hpp"
 #include "src/api/http_util.h"
 #include "src/base/status_macros.h"
@@ -21,22 +22,12 @@ using Json = nlohmann::ordered_json;
 // A standby answers health checks, scrapes and reads.
 constexpr int kStandbyThreads = 4;
 
-// The scheduling node's name (the scheduler lease's live holder's first
-// word), or nothing.
-std::optional<std::string> SchedulingNode(Store& store) {
-  absl::StatusOr<std::vector<LeaseInfo>> leases =
-      store.ListLeases(RealClock::Get().MonoNow() + absl::Seconds(5));
-  if (!leases.ok()) return std::nullopt;
-  const LeaseInfo* l = api::internal::LiveSchedulerLease(*leases);
-  if (l == nullptr) return std::nullopt;
-  return api::internal::NodeOfHolder(l->holder);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
     const config::DaemonConfig& config, Store& store,
-    const api::Authorizer& auth, const api::DaemonInfo& daemon) {
+    const api::Authorizer& auth, const api::DaemonInfo& daemon,
+    api::JobDefinitions& jobs, Logger& log) {
   http::HttpServer::Options http;
   std::string host;
   int port = 0;
@@ -51,7 +42,8 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
     return http::Response{.status = 200, .body = "ok\n"};
   });
   http.router.Handle("GET", "/readyz", [&store](const http::Request&) {
-    const std::optional<std::string> scheduler = SchedulingNode(store);
+    const std::optional<std::string> scheduler =
+        api::internal::SchedulingNode(store);
     Json j{{"ready", false},
            {"role", "standby"},
            {"scheduler", scheduler.has_value() ? Json(*scheduler) : Json()}};
@@ -77,30 +69,21 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
   // The web UI: it shows the store read-only under a banner naming the
   // scheduling node (web/js/app.js).
   web::RegisterUi(http.router);
-  const api::ApiDeps reads{.store = &store, .auth = &auth, .daemon = daemon};
-  api::internal::AddReadRoutes(http.router, reads);
-  api::internal::AddStatusRoutes(http.router, reads);
-  api::internal::AddClusterRoutes(http.router, reads);
+  // Every route but the scheduler's actions (trigger, cancel, retry: 503
+  // naming the scheduling node) and the event stream; job changes are
+  // written to the store for the scheduling node to follow.
+  const api::ApiDeps deps{.store = &store,
+                          .auth = &auth,
+                          .jobs = &jobs,
+                          .on_change = LogApiChanges(log),
+                          .daemon = daemon};
+  api::AddRoutes(http.router, deps);
   const auto not_here = [&store,
                          node = daemon.node_name](const http::Request&) {
-    const std::optional<std::string> scheduler = SchedulingNode(store);
-    http::Response r = api::Problem(
-        503, absl::StrCat(
-                 "this node (", node, ") is a standby: ask the scheduling node",
-                 scheduler.has_value() ? absl::StrCat(" (", *scheduler, ")")
-                                       : std::string(" (none right now)"),
-                 "; GET /v1/cluster names it"));
-    r.headers.emplace_back("Retry-After", "1");
-    return r;
+    return api::internal::NotTheScheduler(store, node);
   };
-  // Under every prefix the reads registered too: the router matches the
-  // path before the method.
-  for (absl::string_view method : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
+  for (absl::string_view method : {"GET", "POST", "PUT", "PATCH", "DELETE"})
     http.router.HandlePrefix(method, "/v1/", not_here);
-    if (method == "GET") continue;
-    http.router.HandlePrefix(method, "/v1/jobs/", not_here);
-    http.router.Handle(method, "/v1/jobs", not_here);
-  }
   // The reads registered the event stream (501 without a hub): the stream is
   // the scheduling node's.
   http.router.Handle("GET", "/v1/events", not_here);

@@ -7,16 +7,19 @@
 //                 (a load balancer sends it nothing);
 //   /metrics      this node's clock offset from the store's, and
 //                 chime_standby 1;
-//   the API's reads, from the store (api::ApiDeps without a scheduler):
-//                 GET /v1/jobs[/...] (a job's next fire time from the store's
-//                 watermark), /v1/runs, /v1/runs/per-minute,
-//                 /v1/dead-letters, /v1/schedule/preview, /v1/status
-//                 ("role": "standby"), /v1/namespaces, /v1/whoami and
-//                 /v1/cluster, with the same tokens;
+//   the API, from the store (api::ApiDeps without a scheduler), with the
+//                 same tokens: the reads -- GET /v1/jobs[/...] (a job's next
+//                 fire time from the store's watermark), /v1/runs,
+//                 /v1/runs/per-minute, /v1/dead-letters,
+//                 /v1/schedule/preview, /v1/status ("role": "standby"),
+//                 /v1/namespaces, /v1/whoami, /v1/cluster -- and the job
+//                 changes: create, replace, patch, delete, pause, resume,
+//                 written to the store; the scheduling node follows them
+//                 (daemon/job_follower.h);
 //   / and /ui/    the web UI, read-only under a banner naming the scheduling
 //                 node;
-//   /v1/... else  (changes, actions, the event stream) 503 problem naming
-//                 the scheduling node, Retry-After 1.
+//   /v1/... else  (trigger, cancel, retry, the event stream) 503 problem
+//                 naming the scheduling node, Retry-After 1.
 // When the daemon takes the lease it stops this listener and starts its full
 // one on the same port.
 //
@@ -28,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "chime/store.h"
+#include "daemon/logger.h"
 #include "src/api/auth.h"
 #include "src/api/routes.h"
 #include "src/config/daemon_config.h"
@@ -35,11 +39,13 @@
 
 namespace chime::daemon {
 
-// Starts the standby's listener on config.listen. `store`, `auth` and what
-// `daemon` refers to must outlive the server.
+// Starts the standby's listener on config.listen. `store`, `auth`, what
+// `daemon` refers to, `jobs` (a standby's JobRegistry: it writes job changes
+// to the store) and `log` must outlive the server.
 absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
     const config::DaemonConfig& config, Store& store,
-    const api::Authorizer& auth, const api::DaemonInfo& daemon);
+    const api::Authorizer& auth, const api::DaemonInfo& daemon,
+    api::JobDefinitions& jobs, Logger& log);
 
 }  // namespace chime::daemon
 

@@ -43,10 +43,8 @@ http::Response SetPaused(const ApiDeps& deps, const JobKey& key,
   if (!record.ok()) return ProblemFromStatus(record.status());
   if (deps.on_change)
     deps.on_change(paused ? "job paused" : "job resumed", key, who, "");
-  std::optional<absl::Time> next;
-  if (absl::StatusOr<absl::Time> t = deps.scheduler->NextFireTime(key); t.ok())
-    next = *t;
-  return JsonResponse(internal::JobJson(*record, next));
+  return JsonResponse(
+      internal::JobJson(*record, internal::NextFire(deps, *record)));
 }
 
 // POST .../runs/{run}/cancel and .../retry: `run` must be the job's.
@@ -128,13 +126,19 @@ http::Response Act(const ApiDeps& deps, const http::Request& request,
   if (parts->size() == 3 && !(*parts)[0].empty() && !(*parts)[1].empty()) {
     const JobKey key{(*parts)[0], (*parts)[1]};
     const std::string& action = (*parts)[2];
-    if (action == "trigger") return Trigger(deps, key, who);
+    if (action == "trigger") {
+      if (deps.scheduler == nullptr)
+        return internal::NotTheScheduler(*deps.store, deps.daemon.node_name);
+      return Trigger(deps, key, who);
+    }
     if (action == "pause") return SetPaused(deps, key, who, true);
     if (action == "resume") return SetPaused(deps, key, who, false);
   }
   if (parts->size() == 5 && !(*parts)[0].empty() && !(*parts)[1].empty() &&
       (*parts)[2] == "runs" &&
       ((*parts)[4] == "cancel" || (*parts)[4] == "retry")) {
+    if (deps.scheduler == nullptr)
+      return internal::NotTheScheduler(*deps.store, deps.daemon.node_name);
     return RunAction(deps, JobKey{(*parts)[0], (*parts)[1]}, (*parts)[3],
                      (*parts)[4], who);
   }

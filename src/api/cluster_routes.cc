@@ -74,6 +74,27 @@ const LeaseInfo* internal::LiveSchedulerLease(
   return nullptr;
 }
 
+std::optional<std::string> internal::SchedulingNode(Store& store) {
+  absl::StatusOr<std::vector<LeaseInfo>> leases =
+      store.ListLeases(StoreDeadline());
+  if (!leases.ok()) return std::nullopt;
+  const LeaseInfo* l = LiveSchedulerLease(*leases);
+  if (l == nullptr) return std::nullopt;
+  return NodeOfHolder(l->holder);
+}
+
+http::Response internal::NotTheScheduler(Store& store, absl::string_view node) {
+  const std::optional<std::string> scheduler = SchedulingNode(store);
+  http::Response r = Problem(
+      503, absl::StrCat(
+               "this node (", node, ") is a standby: ask the scheduling node",
+               scheduler.has_value() ? absl::StrCat(" (", *scheduler, ")")
+                                     : std::string(" (none right now)"),
+               "; GET /v1/cluster names it"));
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 std::string internal::NodeOfHolder(absl::string_view holder) {
   return std::string(holder.substr(0, holder.find(' ')));
 }

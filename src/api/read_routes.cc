@@ -228,20 +228,7 @@ http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
   if (!q.ok()) return ProblemFromStatus(q.status());
   absl::StatusOr<core::FireSource> source =
       core::FireSource::Create(record->spec);
-  std::optional<absl::Time> next;
-  if (deps.scheduler != nullptr) {
-    if (absl::StatusOr<absl::Time> t = deps.scheduler->NextFireTime(key);
-        t.ok())
-      next = *t;
-  } else if (source.ok() && !record->spec.paused) {
-    // A standby: the first fire after the store's watermark -- what the
-    // scheduler decides next (in the past if it is behind). Without a
-    // watermark of this generation (a schedule just changed), after now.
-    next = source->Next(record->watermark_generation == record->generation
-                            ? record->watermark
-                            : absl::Now());
-  }
-  Json body = internal::JobJson(*record, next);
+  Json body = internal::JobJson(*record, internal::NextFire(deps, *record));
   if (source.ok() && source->schedule() != nullptr)
     body["status"]["schedule_description"] = source->schedule()->Describe();
   return JsonResponse(body);
@@ -364,6 +351,28 @@ http::Response JobNext(const JobRecord& job, const http::Request& request) {
 }
 
 }  // namespace
+
+std::optional<absl::Time> internal::NextFire(const ApiDeps& deps,
+                                             const JobRecord& record) {
+  if (deps.scheduler != nullptr) {
+    absl::StatusOr<absl::Time> t =
+        deps.scheduler->NextFireTime(record.spec.key);
+    if (t.ok()) return *t;
+    return std::nullopt;
+  }
+  if (record.spec.paused) return std::nullopt;
+  absl::StatusOr<core::FireSource> source =
+      core::FireSource::Create(record.spec);
+  if (!source.ok()) return std::nullopt;
+  // A standby: the first fire after the store's watermark -- what the
+  // scheduler decides next (in the past if it is behind). Without a
+  // watermark of this generation (a schedule just changed), after now.
+  const absl::Time t = source->Next(
+      record.watermark_generation == record.generation ? record.watermark
+                                                       : absl::Now());
+  if (t == absl::InfiniteFuture()) return std::nullopt;
+  return t;
+}
 
 void AddRoutes(http::Router& router, const ApiDeps& deps) {
   internal::AddReadRoutes(router, deps);

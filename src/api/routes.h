@@ -171,11 +171,22 @@ void AddWriteRoutes(http::Router& router, const ApiDeps& deps,
 void AddStatusRoutes(http::Router& router, const ApiDeps& deps);
 // GET /v1/cluster (cluster_routes.cc).
 void AddClusterRoutes(http::Router& router, const ApiDeps& deps);
+// The scheduling node's name (the live scheduler lease's holder's), or
+// nothing (none holds it, or the store does not answer).
+std::optional<std::string> SchedulingNode(Store& store);
+// The answer of a standby (this node, `node`) to a request only the
+// scheduling node can carry out: 503 naming it, Retry-After 1.
+http::Response NotTheScheduler(Store& store, absl::string_view node);
 // The scheduler lease among `leases` if someone holds it now, else null.
 const LeaseInfo* LiveSchedulerLease(const std::vector<LeaseInfo>& leases);
 // The node a lease holder names: "<node> pid <pid>[ scheduler <n>]" (node
 // names have no spaces).
 std::string NodeOfHolder(absl::string_view holder);
+// The job's next fire time as the API shows it: the scheduler's; on a
+// standby (no scheduler) the first after the store's watermark; nothing when
+// paused or there is none.
+std::optional<absl::Time> NextFire(const ApiDeps& deps,
+                                   const JobRecord& record);
 // The job as the API shows it: {"name", "spec", "status"}; next_fire is
 // shown when known.
 nlohmann::ordered_json JobJson(const JobRecord& record,

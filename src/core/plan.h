@@ -330,11 +330,17 @@ class Plan {
   //
   // `packed`, when not empty, is PackedSpec::Pack(spec) made by the caller:
   // the Plan keeps it (shared, not copied) instead of packing again.
+  //
+  // `generation`, when not 0, is the job's generation as its store has it
+  // (the store owns generations; a job changed by another node may have
+  // moved on by several): a new job takes it (`resume`'s, if given, must be
+  // the same), and a known job whose generation differs takes it as a
+  // schedule change, whatever its trigger says.
   absl::Status UpsertJob(const JobSpec& spec, FireSource source, Now now,
                          Output* out,
                          absl::Time requested = absl::InfiniteFuture(),
-                         const Resume* resume = nullptr,
-                         PackedSpec packed = {});
+                         const Resume* resume = nullptr, PackedSpec packed = {},
+                         int64_t generation = 0);
   // Removes a job: pending and buffered runs are cancelled, and so are runs
   // waiting to retry; running ones run to completion (their outcome is
   // recorded) but are not retried. A paused job's fires that came due while

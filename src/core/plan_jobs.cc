@@ -63,7 +63,8 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
 
 absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
                              Output* out, absl::Time requested,
-                             const Resume* resume, PackedSpec packed) {
+                             const Resume* resume, PackedSpec packed,
+                             int64_t generation) {
   const absl::Time since = std::min(requested, now.wall);
   auto it = jobs_.find(spec.key);
   if (it == jobs_.end() && resume != nullptr)
@@ -102,6 +103,7 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     if (spec.trigger.kind == Trigger::Kind::kAt && spec.trigger.at <= since) {
       job->watermark = spec.trigger.at - absl::Nanoseconds(1);
     }
+    if (generation != 0) job->generation = generation;
     if (resume != nullptr) job->generation = resume->generation;
     if (resume != nullptr && resume->watermark != absl::InfinitePast()) {
       // The store's watermark says which fires are decided already; the ones
@@ -120,9 +122,10 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
   } else {
     Job& job = *job_slots_[*it];
     const JobSpec old = job.packed.Unpack();
-    const bool schedule_changed = old.trigger != spec.trigger ||
-                                  old.start != spec.start ||
-                                  old.end != spec.end;
+    const bool schedule_changed =
+        old.trigger != spec.trigger || old.start != spec.start ||
+        old.end != spec.end ||
+        (generation != 0 && generation != job.generation);
     // Pausing goes through PauseJob/ResumeJob below, which record the misses.
     const bool was_paused = job.paused;
     job.packed = std::move(packed);
@@ -134,7 +137,7 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
       // under the old generation: resuming looks only at the new schedule.
       if (was_paused) RecordPausedMisses(job, now, &persist);
       CancelDecidedAhead(job, "schedule changed", now, out);
-      ++job.generation;
+      job.generation = generation != 0 ? generation : job.generation + 1;
       job.source = std::move(source);
       // The new schedule's first fire is its first after the request -- even
       // when the old one's watermark is later (a fire decided ahead, a

@@ -42,6 +42,15 @@ class Harness {
                              absl::InfiniteFuture(), &resume);
     });
   }
+  // Adds or changes a job as its store has it, at `generation`.
+  absl::Status AddStored(JobSpec spec, int64_t generation) {
+    auto source = FireSource::Create(spec);
+    if (!source.ok()) return source.status();
+    return Do([&](Output* o) {
+      return plan_.UpsertJob(spec, *std::move(source), now_, o,
+                             absl::InfiniteFuture(), nullptr, {}, generation);
+    });
+  }
   // Adds a job whose request was made at `requested` (a queued command).
   absl::Status AddRequestedAt(JobSpec spec, absl::Time requested) {
     auto source = FireSource::Create(spec);
@@ -207,6 +216,33 @@ TEST(Plan, AResumedJobDecidesTheFiresAfterItsWatermarkAtOnce) {
                           "missed=misfire_skip:2",
                           "00:00:30 start a:4:2026-03-01T00:00:00Z #1"));
   EXPECT_EQ(h.plan().Generation(JobKey{"default", "a"}), 4);
+}
+
+TEST(Plan, AJobChangedOnAnotherNodeTakesTheStoresGeneration) {
+  Harness h;
+  const JobKey a{"default", "a"};
+  ASSERT_THAT(h.Add(Cron("a", "*/5 * * * *")), IsOk());
+  ASSERT_EQ(h.plan().Generation(a), 1);
+  h.AdvanceBy(absl::Minutes(1));
+  h.TakeLog();
+  // Changed twice elsewhere and back to the same schedule: the store's
+  // generation 3, a schedule change here too (its fires are 3's).
+  ASSERT_THAT(h.AddStored(Cron("a", "*/5 * * * *"), 3), IsOk());
+  EXPECT_EQ(h.plan().Generation(a), 3);
+  h.AdvanceBy(absl::Minutes(4));
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:01:00 persist",
+                          "00:05:00 persist claim=a:3:2026-03-01T00:05:00Z",
+                          "00:05:00 start a:3:2026-03-01T00:05:00Z #1"));
+  // A new schedule takes the store's generation, not the next one.
+  ASSERT_THAT(h.AddStored(Cron("a", "*/10 * * * *"), 6), IsOk());
+  EXPECT_EQ(h.plan().Generation(a), 6);
+  // The same generation and schedule: no change.
+  ASSERT_THAT(h.AddStored(Cron("a", "*/10 * * * *"), 6), IsOk());
+  EXPECT_EQ(h.plan().Generation(a), 6);
+  // A new job starts at the store's generation.
+  ASSERT_THAT(h.AddStored(Cron("b", "*/5 * * * *"), 7), IsOk());
+  EXPECT_EQ(h.plan().Generation(JobKey{"default", "b"}), 7);
 }
 
 TEST(Plan, AResumedJobWithoutAWatermarkStartsFromTheRequest) {

@@ -208,9 +208,10 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   }
   // The store learns of the job (and its JobId) before any of its fires.
   core::Output& out = Scratch();
-  absl::Status s = plan_.UpsertJob(
-      spec, std::move(add.source), now, &out, add.requested,
-      resume.has_value() ? &*resume : nullptr, std::move(add.packed));
+  absl::Status s =
+      plan_.UpsertJob(spec, std::move(add.source), now, &out, add.requested,
+                      resume.has_value() ? &*resume : nullptr,
+                      std::move(add.packed), add.stored_generation);
   if (!s.ok()) Die(absl::StrCat("a validated job was refused: ", s.ToString()));
   // Before the actions: a run taken over may start in them.
   const uint32_t slot = *plan_.JobSlot(key);

@@ -124,6 +124,14 @@ class SharedStoreTest : public ::testing::Test {
              }).is_null();
   }
 
+  // Waits (at most 20 s) until standby `d` serves HTTP; its port (0 if it
+  // does not).
+  static int StandbyPort(const DaemonProcess& d) {
+    const Json serving =
+        d.WaitForMsg("standby serving health, metrics, the API and the UI");
+    return serving.is_object() ? serving.value("port", 0) : 0;
+  }
+
   // Waits (at most `limit`) until `node` has run `n` attempts.
   bool WaitForRuns(const std::string& node, int n, absl::Duration limit) {
     const absl::Time deadline = absl::Now() + limit;
@@ -275,6 +283,120 @@ TEST_F(SharedStoreTest, EveryLiveNodeIsAMemberAndTheClusterSaysWhoSchedules) {
   EXPECT_EQ(a->Terminate(), 0);
 }
 
+// Jobs changed through a standby's API -- created, changed, paused,
+// deleted -- are written to the store, and the scheduling node puts each
+// change in force within moments (it follows the store); a job file's job
+// stays the file's.
+TEST_F(SharedStoreTest, JobChangesOnAStandbyReachTheSchedulingNode) {
+  std::unique_ptr<DaemonProcess> a = StartNode("a", true);
+  ASSERT_NE(a, nullptr);
+  std::unique_ptr<DaemonProcess> b = StartNode("b", false);
+  ASSERT_NE(b, nullptr);
+  const int port = StandbyPort(*b);
+  ASSERT_GT(port, 0) << b->LogText();
+  const auto on_b = [&](const std::string& method, const std::string& path,
+                        const std::string& body) {
+    absl::StatusOr<HttpResult> r =
+        HttpDo(port, method, path, {"Content-Type: application/json"}, body);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : HttpResult{};
+  };
+  // Polls (at most 10 s) until `pred` holds for a's view of `path`.
+  const auto a_sees = [&](const std::string& path, long status,
+                          const std::function<bool(const Json&)>& pred) {
+    for (int i = 0; i < 100; ++i) {
+      absl::StatusOr<HttpResult> r = a->Get(path);
+      if (r.ok() && r->status == status &&
+          pred(status == 200 ? Json::parse(r->body) : Json()))
+        return true;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return false;
+  };
+  const auto runs_of = [&](absl::string_view job) {
+    int n = 0;
+    for (const Line& l : Witness())
+      n += absl::StartsWith(l.fire_id, absl::StrCat(job, ":")) && l.node == "a";
+    return n;
+  };
+
+  const HttpResult created = on_b(
+      "POST", "/v1/jobs",
+      R"({"id": "made-on-b", "schedule": "@every 1s", "shell": {"command": )"
+      R"("echo $CHIME_FIRE_ID $CHIME_ATTEMPT $CHIME_FENCING_TOKEN $NODE )"
+      R"(>> $WITNESS"}})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  // Run by a (its witness line), within a few seconds.
+  bool ran = false;
+  for (int i = 0; i < 100 && !ran; ++i) {
+    ran = runs_of("made-on-b") >= 2;
+    if (!ran) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(ran) << a->LogText();
+  EXPECT_FALSE(a->WaitForMsg("job changed on another node").is_null());
+
+  // A schedule changed on b: a's next fire moves hours out (daily, six
+  // hours after this one).
+  const int hour =
+      (absl::ToCivilHour(absl::Now(), absl::UTCTimeZone()).hour() + 6) % 24;
+  const HttpResult patched =
+      on_b("PATCH", "/v1/jobs/default/made-on-b",
+           absl::StrCat(R"({"schedule": "0 )", hour, R"( * * *"})"));
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_TRUE(a_sees("/v1/jobs/default/made-on-b", 200, [](const Json& j) {
+    absl::Time next;
+    std::string err;
+    return j["status"].contains("next_fire_time") &&
+           absl::ParseTime(absl::RFC3339_full,
+                           j["status"]["next_fire_time"].get<std::string>(),
+                           &next, &err) &&
+           next > absl::Now() + absl::Hours(4);
+  })) << a->LogText();
+  EXPECT_EQ(Json::parse(patched.body)["status"]["generation"], 2);
+
+  // Paused on b: paused in a's scheduler.
+  const HttpResult paused =
+      on_b("POST", "/v1/jobs/default/made-on-b/pause", "");
+  ASSERT_EQ(paused.status, 200) << paused.body;
+  EXPECT_EQ(Json::parse(paused.body)["status"]["paused"], true);
+  EXPECT_TRUE(a_sees("/v1/status", 200, [](const Json& j) {
+    return j["scheduler"]["jobs_paused"] == 1;
+  })) << a->LogText();
+
+  // Deleted on b: a's scheduler drops it (1 job left: the file's).
+  const HttpResult deleted = on_b("DELETE", "/v1/jobs/default/made-on-b", "");
+  EXPECT_EQ(deleted.status, 204) << deleted.body;
+  EXPECT_TRUE(a_sees("/v1/status", 200, [](const Json& j) {
+    return j["scheduler"]["jobs"] == 1;
+  })) << a->LogText();
+
+  // Refused on b as on a: a job file's job (409, naming its file); and a
+  // trigger is the scheduling node's.
+  const HttpResult file_job =
+      on_b("PATCH", "/v1/jobs/default/tick", R"({"schedule": "@every 1h"})");
+  EXPECT_EQ(file_job.status, 409) << file_job.body;
+  EXPECT_THAT(file_job.body, ::testing::HasSubstr("job file"));
+  const HttpResult trigger = on_b("POST", "/v1/jobs/default/tick/trigger", "");
+  EXPECT_EQ(trigger.status, 503) << trigger.body;
+  EXPECT_THAT(trigger.body, ::testing::HasSubstr("scheduling node (a)"));
+
+  // a's own change is in force at once, and not applied again.
+  absl::StatusOr<HttpResult> on_a =
+      HttpDo(a->port(), "POST", "/v1/jobs", {"Content-Type: application/json"},
+             R"({"id": "made-on-a", "schedule": "@every 1h", "http": )"
+             R"({"url": "http://127.0.0.1:1/"}})");
+  ASSERT_TRUE(on_a.ok()) << on_a.status();
+  EXPECT_EQ(on_a->status, 201) << on_a->body;
+  absl::SleepFor(absl::Seconds(2.5));  // two passes of the follower
+  for (const Json& j : a->Logs()) {
+    EXPECT_FALSE(j.value("msg", "") == "job changed on another node" &&
+                 j.value("job", "") == "made-on-a")
+        << j.dump();
+  }
+  EXPECT_EQ(a->Terminate(), 0);
+  EXPECT_EQ(b->Terminate(), 0);
+}
+
 // A standby is never a closed port: it answers health checks (live, not
 // ready), scrapes and the API's reads from the store -- jobs with their next
 // fire, runs, its status, the cluster -- and names the scheduling node for
@@ -285,11 +407,8 @@ TEST_F(SharedStoreTest, AStandbyServesHealthMetricsAndTheReads) {
   ASSERT_NE(a, nullptr);
   std::unique_ptr<DaemonProcess> b = StartNode("b", false);
   ASSERT_NE(b, nullptr);
-  const Json serving = b->WaitForMsg(
-      "standby serving health, metrics, the API's reads and the UI");
-  ASSERT_TRUE(serving.is_object()) << b->LogText();
-  const int port = serving.value("port", 0);
-  ASSERT_GT(port, 0);
+  const int port = StandbyPort(*b);
+  ASSERT_GT(port, 0) << b->LogText();
 
   absl::StatusOr<HttpResult> health = HttpGet(port, "/healthz");
   ASSERT_TRUE(health.ok()) << health.status();
@@ -369,12 +488,6 @@ TEST_F(SharedStoreTest, AStandbyServesHealthMetricsAndTheReads) {
               ::testing::HasSubstr("this node (b) is a standby: ask the "
                                    "scheduling node (a)"));
   EXPECT_EQ(trigger->Header("Retry-After"), "1");
-  absl::StatusOr<HttpResult> create =
-      HttpDo(port, "POST", "/v1/jobs", {"Content-Type: application/json"},
-             R"({"id": "new", "schedule": "@every 1h", "http": {"url": )"
-             R"("http://127.0.0.1:1/"}})");
-  ASSERT_TRUE(create.ok()) << create.status();
-  EXPECT_EQ(create->status, 503) << create->body;
   absl::StatusOr<HttpResult> events = HttpGet(port, "/v1/events");
   ASSERT_TRUE(events.ok()) << events.status();
   EXPECT_EQ(events->status, 503) << events->body;

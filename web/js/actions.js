@@ -1,7 +1,7 @@
 // The operations on a job, as buttons for users whose role allows them
 // (none for read-only users): trigger now, pause or resume, delete (after a
 // confirmation). A job a job file defines can only be triggered here: it is
-// changed in its file.
+// changed in its file. A standby offers no trigger (the scheduling node's).
 
 import * as api from './api.js';
 import {h, notify, confirmDialog, runHref, errorBox} from './dom.js';
@@ -24,14 +24,15 @@ export function jobActions(job, ctx, {onChange, onDeleted}) {
       button.disabled = false;
     }
   };
-  const buttons = [
-    h('button', {type: 'button', 'aria-label': `Trigger now: ${job.name}`, onclick: run('trigger', async () => {
+  const buttons = [];
+  if (ctx.canRun) {
+    buttons.push(h('button', {type: 'button', 'aria-label': `Trigger now: ${job.name}`, onclick: run('trigger', async () => {
       const made = await api.post(`${path}/trigger`);
       notify(h('span', {}, `Triggered ${job.name}: `,
           h('a', {href: runHref(key.ns, key.id, made.run_id)}, `run ${made.run_id}`)));
       onChange();
-    })}, 'Trigger now'),
-  ];
+    })}, 'Trigger now'));
+  }
   if (!fromFile) {
     const paused = job.status.paused;
     buttons.push(h('button', {type: 'button', class: 'secondary',
@@ -49,5 +50,5 @@ export function jobActions(job, ctx, {onChange, onDeleted}) {
         onDeleted();
       })}, 'Delete'));
   }
-  return h('div', {class: 'actions'}, buttons);
+  return buttons.length ? h('div', {class: 'actions'}, buttons) : null;
 }

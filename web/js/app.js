@@ -5,9 +5,11 @@
 // called when the user leaves the page (to stop streams and timers).
 //
 // On a standby (docs/cluster.md: a daemon waiting for a shared store's lease)
-// every page shows the store read-only, under a banner naming the scheduling
-// node; the role is checked again every ROLE_CHECK_MS, and the page drawn
-// again when it changes (the standby took over).
+// a banner names the scheduling node; jobs can be created, changed, paused and
+// deleted (the standby writes them to the store, the scheduling node follows)
+// but not triggered, and runs not cancelled or retried (ctx.canRun). The role
+// is checked again every ROLE_CHECK_MS, and the page drawn again when it
+// changes (the standby took over).
 
 import * as api from './api.js';
 import {h, replace, errorBox} from './dom.js';
@@ -30,7 +32,8 @@ const routes = [
 
 const main = document.getElementById('main');
 const ROLE_CHECK_MS = 5000;
-const ctx = {role: 'read', name: null, canWrite: false, tokens: false, standby: false, node: null, scheduler: null};
+const ctx = {role: 'read', name: null, canWrite: false, canRun: false, tokens: false, standby: false, node: null,
+  scheduler: null};
 let roleTimer = null;
 let cleanup = null;
 // Whether the user is past the login screen (a late 401 then sends them back).
@@ -69,7 +72,8 @@ async function readRole() {
 
 function setRole(role) {
   Object.assign(ctx, role);
-  ctx.canWrite = (ctx.role === 'write' || ctx.role === 'admin') && !ctx.standby;
+  ctx.canWrite = ctx.role === 'write' || ctx.role === 'admin';
+  ctx.canRun = ctx.canWrite && !ctx.standby;
   const banner = document.getElementById('node-role');
   if (!ctx.standby) {
     replace(banner);
@@ -77,9 +81,9 @@ function setRole(role) {
     return;
   }
   replace(banner, h('strong', {}, `This node (${ctx.node}) is a standby`),
-      ': it shows the store\'s jobs and runs, read-only. ',
-      ctx.scheduler ? `Changes and actions go to the scheduling node, ${ctx.scheduler}.`
-        : 'No node schedules right now.');
+      '. Changes to jobs made here reach the scheduling node within a second; ',
+      ctx.scheduler ? `triggers, cancels and retries are made on it: ${ctx.scheduler}.`
+        : 'no node schedules right now.');
   banner.hidden = false;
 }
 

@@ -47,7 +47,7 @@ export function render(main, params, ctx) {
         String(run.attempt),
         run.detail,
       ];
-      if (ctx.canWrite) {
+      if (ctx.canRun) {
         cells.push(h('button', {type: 'button', 'aria-label': `Retry now: run ${run.id} of ${run.job}`,
           onclick: async (e) => {
             e.currentTarget.disabled = true;
@@ -63,7 +63,7 @@ export function render(main, params, ctx) {
       return cells;
     });
     const headers = ['Job', 'Run', 'Scheduled', 'Attempts', 'Last error'];
-    if (ctx.canWrite) headers.push('Actions');
+    if (ctx.canRun) headers.push('Actions');
     replace(results, table('Dead letters', headers, rows));
   }
 

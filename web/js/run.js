@@ -29,7 +29,7 @@ export function render(main, [ns, id, runId], ctx) {
   function show(run) {
     const going = GOING.has(run.state);
     const buttons = [];
-    if (ctx.canWrite && going) {
+    if (ctx.canRun && going) {
       buttons.push(h('button', {type: 'button', class: 'danger', onclick: async () => {
         try {
           await api.post(`${runPath}/cancel`);
@@ -39,7 +39,7 @@ export function render(main, [ns, id, runId], ctx) {
         }
       }}, 'Cancel run'));
     }
-    if (ctx.canWrite && ['failed', 'cancelled', 'lost'].includes(run.state)) {
+    if (ctx.canRun && ['failed', 'cancelled', 'lost'].includes(run.state)) {
       buttons.push(h('button', {type: 'button', onclick: async () => {
         try {
           const made = await api.post(`${runPath}/retry`);
