@@ -305,6 +305,7 @@ absl::Status Daemon::StartAll() {
   // Other nodes' API changes jobs in the shared store (docs/cluster.md).
   if (SharedStore(config_)) {
     follower_ = std::make_unique<JobFollower>(*registry_, log_, kFollowPoll);
+    job_watch_ = store_->WatchJobs([f = follower_.get()] { f->Hint(); });
   }
   housekeeping_ = std::thread([this] { Housekeeping(); });
   absl::StatusOr<std::unique_ptr<DirWatcher>> watcher = DirWatcher::Start(
@@ -435,6 +436,7 @@ void Daemon::Stop() {
   log_.Info("stopping",
             {{"grace", absl::FormatDuration(config_.shutdown_grace)}});
   if (watcher_ != nullptr) watcher_->Stop();
+  job_watch_.reset();  // before the follower it hints
   if (follower_ != nullptr) follower_->Stop();
   if (scheduler_ != nullptr) scheduler_->Shutdown(config_.shutdown_grace);
   if (http_ != nullptr) http_->Stop();

@@ -153,6 +153,7 @@ class Daemon {
   std::unique_ptr<JobSync> jobs_;
   std::unique_ptr<JobRegistry> registry_;  // uses jobs_
   std::unique_ptr<JobFollower> follower_;  // on a shared store; uses registry_
+  std::unique_ptr<Store::JobWatch> job_watch_;  // hints follower_
   std::unique_ptr<DirWatcher> watcher_;
   std::unique_ptr<api::Authorizer> auth_;  // the HTTP handlers use it
   api::DaemonInfo daemon_info_;            // set by StartAll

@@ -1,7 +1,8 @@
 // JobFollower: on the scheduling node of a store that several daemons share
 // (docs/cluster.md), puts in force the job changes other nodes make through
 // their API (JobRegistry::FollowStore): every `poll` -- the guarantee -- and
-// at once after Hint(), which a store's change notification calls.
+// at once after Hint(), which the store's change notification calls
+// (Store::WatchJobs; PostgreSQL LISTEN/NOTIFY).
 //
 // An error (the store unreachable) is logged once until a pass succeeds
 // again; the next pass reads the same changes again.

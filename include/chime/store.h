@@ -43,6 +43,8 @@
 #ifndef CHIME_INCLUDE_CHIME_STORE_H_
 #define CHIME_INCLUDE_CHIME_STORE_H_
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -181,6 +183,21 @@ class Store {
       const IdempotencyRecord& record, MonoTime deadline) = 0;
 
   virtual absl::StatusOr<StoreInfo> GetInfo(MonoTime deadline) = 0;
+
+  // A hint for a process following JobChangesSince that jobs may have
+  // changed: `changed` is called, on a thread of the store's, soon after job
+  // writes commit (other processes' and this one's), and once whenever the
+  // hints may have had a gap (a reconnection), until the returned handle is
+  // destroyed. Hints can be late or lost: poll as well. Null (the default):
+  // this store gives none.
+  class JobWatch {
+   public:
+    virtual ~JobWatch() = default;
+  };
+  virtual std::unique_ptr<JobWatch> WatchJobs(std::function<void()> changed) {
+    (void)changed;
+    return nullptr;
+  }
 
   // --- Conveniences over the batch methods. ---
   absl::StatusOr<JobRecord> PutJob(const JobSpec& spec,

@@ -197,6 +197,31 @@ absl::Status PgConn::Abandon(absl::Status why) {
   return why;
 }
 
+absl::StatusOr<bool> PgConn::AwaitNotifications(absl::Duration timeout) {
+  const auto take = [this] {
+    bool any = false;
+    while (PGnotify* n = PQnotifies(conn_)) {
+      PQfreemem(n);
+      any = true;
+    }
+    return any;
+  };
+  if (take()) return true;
+  pollfd p{PQsocket(conn_), POLLIN, 0};
+  const int ready =
+      ::poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  if (ready < 0 && errno != EINTR) {
+    healthy_ = false;
+    return absl::UnavailableError("postgres: poll failed");
+  }
+  if (ready > 0 && PQconsumeInput(conn_) == 0) {
+    healthy_ = false;
+    return absl::UnavailableError(
+        absl::StrCat("postgres: connection lost: ", ConnMessage(conn_)));
+  }
+  return take();
+}
+
 absl::StatusOr<PgResult> PgConn::Await(MonoTime deadline) {
   const int fd = PQsocket(conn_);
   // Bounded: each pass either consumes input or waits one slice, and the

@@ -131,6 +131,11 @@ class PgConn {
   // Runs `sql` (any number of statements, no parameters) unprepared.
   absl::Status Exec(absl::string_view sql, MonoTime deadline);
 
+  // Waits at most `timeout` for notifications of the channels this
+  // connection LISTENs to, and consumes them: whether any came. Unavailable
+  // (and unhealthy) once the connection is lost.
+  absl::StatusOr<bool> AwaitNotifications(absl::Duration timeout);
+
   // False once the connection was lost or abandoned after a deadline.
   bool healthy() const { return healthy_; }
 

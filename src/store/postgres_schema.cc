@@ -58,6 +58,17 @@ CREATE TABLE idempotency(
   created_at bigint NOT NULL, expires_at bigint NOT NULL);
 CREATE INDEX idempotency_by_expiry ON idempotency(expires_at);
 )sql",
+    // 2: every committed job change notifies channel chime_jobs (the hint
+    // of PostgresStore::WatchJobs); job writes advance meta's revision.
+    R"sql(
+CREATE FUNCTION chime_jobs_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('chime_jobs', '');
+  RETURN NULL;
+END $$;
+CREATE TRIGGER meta_revision_notify AFTER UPDATE ON meta
+  FOR EACH ROW WHEN (NEW.key = 'revision') EXECUTE FUNCTION chime_jobs_notify();
+)sql",
 };
 static_assert(static_cast<int>(RunState::kFailed) == 5,
               "migration 1's partial index names failed runs by number");

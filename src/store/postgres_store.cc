@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
+#include "src/store/pg_job_watch.h"
 #include "src/store/postgres_schema.h"
 #include "src/store/store_util.h"
 
@@ -247,6 +248,12 @@ absl::StatusOr<StoreInfo> PostgresStore::GetInfo(MonoTime deadline) {
     return absl::OkStatus();
   }));
   return info;
+}
+
+std::unique_ptr<Store::JobWatch> PostgresStore::WatchJobs(
+    std::function<void()> changed) {
+  return std::make_unique<PgJobWatch>(options_.conninfo, clock_,
+                                      std::move(changed));
 }
 
 }  // namespace chime::store

@@ -5,12 +5,16 @@
 #include "src/store/postgres_store.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/store/pg_conn.h"
+#include "src/store/postgres_schema.h"
 #include "testing/postgres_server.h"
 #include "testing/status_matchers.h"
 #include "tests/store_conformance/store_conformance.h"
@@ -192,7 +196,40 @@ TEST_F(PostgresStoreTest, NodesOpeningAtOnceMigrateOnce) {
   absl::StatusOr<store::PgResult> rows = (*conn)->Run(
       "SELECT COUNT(*) FROM schema_migrations", {}, In(absl::Seconds(10)));
   ASSERT_THAT(rows, IsOk());
-  EXPECT_EQ(rows->Int(0, 0), 1);
+  EXPECT_EQ(rows->Int(0, 0), store::kPostgresSchemaVersion);  // each once
+}
+
+// A node following the change feed is told soon after another node's job
+// write commits (LISTEN/NOTIFY), and once at the start.
+TEST_F(PostgresStoreTest, WatchJobsHintsAtEveryCommittedJobChange) {
+  std::unique_ptr<PostgresStore> other = MustOpen(conninfo_);
+  ASSERT_NE(other, nullptr);
+  std::mutex mu;
+  std::condition_variable cv;
+  int hints = 0;
+  std::unique_ptr<Store::JobWatch> watch = store_->WatchJobs([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    ++hints;
+    cv.notify_all();
+  });
+  ASSERT_NE(watch, nullptr);
+  // Waits (at most 10 s) for more than `n` hints; how many there are.
+  const auto more_than = [&](int n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(10), [&] { return hints > n; });
+    return hints;
+  };
+  const int listening = more_than(0);
+  ASSERT_GE(listening, 1);
+  JobSpec spec;
+  spec.key.id = "a";
+  spec.trigger.expression = "*/5 * * * *";
+  ASSERT_THAT(other->PutJob(spec, kNoRevision, In(absl::Seconds(10))), IsOk());
+  const int after_put = more_than(listening);
+  EXPECT_GT(after_put, listening) << "no hint after a put";
+  ASSERT_THAT(other->DeleteJob(spec.key, kAnyRevision, In(absl::Seconds(10))),
+              IsOk());
+  EXPECT_GT(more_than(after_put), after_put) << "no hint after a delete";
 }
 
 TEST_F(PostgresStoreTest, SchemaOfANewerBinaryIsRefusedUnchanged) {
