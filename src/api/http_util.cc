@@ -63,12 +63,18 @@ http::Response ProblemFromStatus(const absl::Status& status) {
 }
 
 http::Response JsonResponse(const nlohmann::ordered_json& body, int status) {
+  return JsonTextResponse(
+      body.dump(-1, ' ', false,
+                nlohmann::ordered_json::error_handler_t::replace),
+      status);
+}
+
+http::Response JsonTextResponse(std::string json, int status) {
+  json.push_back('\n');
   return http::Response{
       .status = status,
       .content_type = "application/json",
-      .body = body.dump(-1, ' ', false,
-                        nlohmann::ordered_json::error_handler_t::replace) +
-              "\n",
+      .body = std::move(json),
   };
 }
 

@@ -40,6 +40,9 @@ http::Response ProblemFromStatus(const absl::Status& status);
 // 200 (or `status`) with `body` as application/json.
 http::Response JsonResponse(const nlohmann::ordered_json& body,
                             int status = 200);
+// The same for a body already printed (json_writer.h): 200 (or `status`)
+// with `json` and a newline as application/json.
+http::Response JsonTextResponse(std::string json, int status = 200);
 
 // Query parameters, percent-decoded ('+' is a space), by name; a name may
 // repeat. InvalidArgument for a malformed escape or a name that is not in

@@ -34,6 +34,14 @@ TEST(Problem, StatusCodesMapAndInternalMessagesStayInside) {
   EXPECT_THAT(internal.body, Not(HasSubstr("sqlite")));
 }
 
+TEST(JsonTextResponse, IsTheTextWithANewlineAsJson) {
+  const http::Response r = JsonTextResponse(R"({"a":1})", 201);
+  EXPECT_EQ(r.status, 201);
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(r.body, "{\"a\":1}\n");
+  EXPECT_EQ(JsonResponse(nlohmann::ordered_json{{"a", 1}}, 201).body, r.body);
+}
+
 TEST(PercentDecode, DecodesEscapesAndRefusesBadOnes) {
   EXPECT_THAT(PercentDecode("a%20b%2Fc%e2%82%ac"),
               IsOkAndHolds("a b/c\xe2\x82\xac"));

@@ -12,6 +12,7 @@
 #include "chime/clock.h"
 #include "chime/run_state.h"
 #include "src/api/http_util.h"
+#include "src/api/json_writer.h"
 #include "src/time/nanos.h"
 #include "src/time/rfc3339.h"
 
@@ -34,22 +35,21 @@ constexpr int kScanPage = 256;
 // GET /v1/runs/per-minute counts at most this many runs per request.
 constexpr int64_t kMaxCountedPerMinute = 100'000;
 
-// A run as every route shows it (its job by run.job_key).
-Json RunJson(const RunRecord& run) {
-  Json j;
-  j["id"] = run.id;
-  j["fire_id"] = FireKey{run.job_key, run.fire.generation,
-                         run.fire.scheduled_time, run.fire.manual}
-                     .ToString();
-  j["scheduled_time"] = time::FormatUtc(run.fire.scheduled_time);
-  j["generation"] = run.fire.generation;
-  j["manual"] = run.fire.manual;
-  j["state"] = std::string(RunStateName(run.state));
-  j["attempt"] = run.attempt;
-  j["created_at"] = time::FormatUtc(run.created_at);
-  j["updated_at"] = time::FormatUtc(run.updated_at);
-  j["detail"] = run.detail;
-  return j;
+// Writes the members of a run as every route shows it (its job by
+// run.job_key), without the braces: callers add their own members.
+void WriteRunMembers(JsonWriter& w, const RunRecord& run) {
+  w.Key("id").Uint(run.id);
+  w.Key("fire_id").String(FireKey{run.job_key, run.fire.generation,
+                                  run.fire.scheduled_time, run.fire.manual}
+                              .ToString());
+  w.Key("scheduled_time").Time(run.fire.scheduled_time);
+  w.Key("generation").Int(run.fire.generation);
+  w.Key("manual").Bool(run.fire.manual);
+  w.Key("state").String(RunStateName(run.state));
+  w.Key("attempt").Int(run.attempt);
+  w.Key("created_at").Time(run.created_at);
+  w.Key("updated_at").Time(run.updated_at);
+  w.Key("detail").String(run.detail);
 }
 
 // Cursors are opaque to clients: "<nanos>_<n>[_<m>]".
@@ -118,13 +118,35 @@ absl::StatusOr<RunQuery> RunQueryParams(const Query& q, bool with_state) {
   return query;
 }
 
-Json RunPageJson(Json runs, const std::optional<RunCursor>& next) {
-  Json body;
-  body["runs"] = std::move(runs);
-  body["next_cursor"] =
-      next.has_value() ? Json(RunCursorText(*next)) : Json(nullptr);
-  return body;
-}
+// A run page's body, {"runs":[...],"next_cursor":...}, written as the runs
+// are read: the constructor writes up to the array, the caller each run,
+// Finish the rest.
+class PageWriter {
+ public:
+  // `runs`: how many the page will likely hold (about 400 bytes each).
+  explicit PageWriter(size_t runs) {
+    body_.reserve(64 + runs * 512);
+    w_.BeginObject().Key("runs").BeginArray();
+  }
+
+  JsonWriter& writer() { return w_; }
+
+  // The page, answered; `next` is its next_cursor (null if none).
+  http::Response Finish(const std::optional<RunCursor>& next) && {
+    w_.EndArray().Key("next_cursor");
+    if (next.has_value()) {
+      w_.String(RunCursorText(*next));
+    } else {
+      w_.Null();
+    }
+    w_.EndObject();
+    return JsonTextResponse(std::move(body_));
+  }
+
+ private:
+  std::string body_;
+  JsonWriter w_{&body_};
+};
 
 http::Response ListRuns(Store& store, const JobRecord& job,
                         const http::Request& request) {
@@ -136,9 +158,13 @@ http::Response ListRuns(Store& store, const JobRecord& job,
   query->job = job.id;
   absl::StatusOr<RunPage> page = store.ListRuns(*query, StoreDeadline());
   RETURN_PROBLEM_IF_ERROR(page.status());
-  Json runs = Json::array();
-  for (const RunRecord& run : page->runs) runs.push_back(RunJson(run));
-  return JsonResponse(RunPageJson(std::move(runs), page->next));
+  PageWriter out(page->runs.size());
+  for (const RunRecord& run : page->runs) {
+    out.writer().BeginObject();
+    WriteRunMembers(out.writer(), run);
+    out.writer().EndObject();
+  }
+  return std::move(out).Finish(page->next);
 }
 
 // GET /v1/runs (`dead_letters` false) and GET /v1/dead-letters (true: failed
@@ -159,36 +185,43 @@ http::Response ListAllRuns(Store& store, const http::Request& request,
   absl::StatusOr<std::optional<std::string>> ns = q->One("namespace");
   RETURN_PROBLEM_IF_ERROR(ns.status());
   const size_t limit = static_cast<size_t>(query->limit);
-  Json runs = Json::array();
+  PageWriter out(limit);
+  JsonWriter& w = out.writer();
+  size_t runs = 0;  // written
+  std::string path;
   std::optional<RunCursor> last;  // the last run looked at
   bool done = false;
   for (int scanned = 0; scanned < kMaxScannedPerRequest;) {
-    const int want = static_cast<int>(limit - runs.size());
+    const int want = static_cast<int>(limit - runs);
     query->limit = ns->has_value() ? std::max(want, kScanPage) : want;
     absl::StatusOr<RunPage> page = store.ListRuns(*query, StoreDeadline());
     RETURN_PROBLEM_IF_ERROR(page.status());
-    for (size_t i = 0; i < page->runs.size() && runs.size() < limit; ++i) {
+    for (size_t i = 0; i < page->runs.size() && runs < limit; ++i) {
       const RunRecord& run = page->runs[i];
       ++scanned;
       last = RunCursor{run.fire.scheduled_time, run.id};
       if (ns->has_value() && run.job_key.name_space != **ns) continue;
-      Json j = RunJson(run);
-      j["job"] = run.job_key.ToString();
-      j["run"] = absl::StrCat("/v1/jobs/", run.job_key.name_space, "/",
-                              run.job_key.id, "/runs/", run.id);
-      runs.push_back(std::move(j));
+      w.BeginObject();
+      WriteRunMembers(w, run);
+      w.Key("job").String(run.job_key.ToString());
+      path.clear();
+      absl::StrAppend(&path, "/v1/jobs/", run.job_key.name_space, "/",
+                      run.job_key.id, "/runs/", run.id);
+      w.Key("run").String(path);
+      w.EndObject();
+      ++runs;
       // The store's last run ends the listing if it has no more.
-      if (runs.size() == limit && i + 1 == page->runs.size() && !page->next)
+      if (runs == limit && i + 1 == page->runs.size() && !page->next)
         done = true;
     }
-    if (runs.size() == limit) break;
+    if (runs == limit) break;
     if (!page->next) {
       done = true;
       break;
     }
     query->after = page->next;
   }
-  return JsonResponse(RunPageJson(std::move(runs), done ? std::nullopt : last));
+  return std::move(out).Finish(done ? std::nullopt : last);
 }
 
 // GET /v1/runs/per-minute: every job's runs of the last `minutes` minutes
@@ -271,31 +304,35 @@ http::Response GetRun(Store& store, const JobRecord& job,
         404, absl::StrCat("no run ", id, " of job ", job.spec.key.ToString()));
   }
   RETURN_PROBLEM_IF_ERROR(detail.status());
-  Json body = RunJson(detail->run);
-  Json& attempts = body["attempts"] = Json::array();
+  std::string body;
+  JsonWriter w(&body);
+  w.BeginObject();
+  WriteRunMembers(w, detail->run);
+  w.Key("attempts").BeginArray();
   for (const AttemptRecord& a : detail->attempts) {
-    Json j;
-    j["number"] = a.number;
-    j["started_at"] = time::FormatUtc(a.started_at);
-    j["finished_at"] = TimeOrNull(a.finished_at);
-    j["outcome"] = std::string(RunStateName(a.outcome));
-    j["exit_code"] = a.exit_code;
-    j["detail"] = a.detail;
-    j["output"] = a.output;
-    j["output_truncated"] = a.output_truncated;
-    attempts.push_back(std::move(j));
+    w.BeginObject();
+    w.Key("number").Int(a.number);
+    w.Key("started_at").Time(a.started_at);
+    w.Key("finished_at").TimeOrNull(a.finished_at);
+    w.Key("outcome").String(RunStateName(a.outcome));
+    w.Key("exit_code").Int(a.exit_code);
+    w.Key("detail").String(a.detail);
+    w.Key("output").String(a.output);
+    w.Key("output_truncated").Bool(a.output_truncated);
+    w.EndObject();
   }
-  Json& transitions = body["transitions"] = Json::array();
+  w.EndArray().Key("transitions").BeginArray();
   for (const TransitionRecord& t : detail->transitions) {
-    Json j;
-    j["from"] = std::string(RunStateName(t.from));
-    j["to"] = std::string(RunStateName(t.to));
-    j["attempt"] = t.attempt;
-    j["at"] = time::FormatUtc(t.at);
-    j["detail"] = t.detail;
-    transitions.push_back(std::move(j));
+    w.BeginObject();
+    w.Key("from").String(RunStateName(t.from));
+    w.Key("to").String(RunStateName(t.to));
+    w.Key("attempt").Int(t.attempt);
+    w.Key("at").Time(t.at);
+    w.Key("detail").String(t.detail);
+    w.EndObject();
   }
-  return JsonResponse(body);
+  w.EndArray().EndObject();
+  return JsonTextResponse(std::move(body));
 }
 
 http::Response ListMissed(Store& store, const JobRecord& job,
