@@ -303,7 +303,16 @@ absl::StatusOr<int> JobRegistry::FollowStore() {
       } else {
         s = scheduler_->AddStoredJob(change, make_(change.spec));
       }
-      if (!s.ok()) return s;
+      if (absl::IsInvalidArgument(s)) {
+        // Another node's binary accepted what this one refuses: the job
+        // keeps its last version here, and later changes still come.
+        log_.Warn("job changed on another node not put in force",
+                  {{"job", key.ToString()},
+                   {"revision", change.revision},
+                   {"error", s.ToString()}});
+        continue;
+      }
+      if (!s.ok()) return s;  // shutting down
       ++applied;
       log_.Info(change.deleted ? "job deleted on another node"
                                : "job changed on another node",

@@ -91,7 +91,9 @@ class JobRegistry final : public api::JobDefinitions {
   // first: since Start read the store), in the order they were made; returns
   // how many. Its own changes are not applied again; a job a job file
   // defines here is the file's (a change made elsewhere meanwhile is
-  // ignored). On an error the next call reads the same changes again.
+  // ignored); a change the scheduler refuses as invalid (another node's
+  // binary accepted it) is logged and passed over. On an error reading the
+  // store the next call reads the same changes again.
   absl::StatusOr<int> FollowStore();
 
  private:
