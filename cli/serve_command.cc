@@ -208,6 +208,9 @@ void AddServeCommand(CLI::App& app, const Io& io, int* status) {
   setting("node_name",
           "on a shared store, this node's name among the others (default: "
           "the host's name)");
+  setting("advertise_url",
+          "on a shared store, the URL other nodes reach this one's API at "
+          "(default: from --listen)");
   setting("max_clock_skew",
           "on a shared store, how far this node's clock may be from the "
           "database's before it stops scheduling (default 1s)");

@@ -192,6 +192,7 @@ absl::Status Daemon::StartAll() {
   options.store = store_;
   options.node_name = node;
   if (SharedStore(config_)) {
+    options.advertise_url = AdvertiseUrl(config_, node);
     options.lease_ttl = config_.lease_ttl;
     options.on_lease_lost = [this](const absl::Status& why) { LeaseLost(why); };
     options.max_clock_skew = config_.max_clock_skew;

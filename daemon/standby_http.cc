@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/daemon_metrics.h"
+#include "daemon/forward.h"
 #include "daemon/job_registry.h"
 #include "nlohmann/json.hpp"
 #include "src/api/http_util.h"
@@ -72,11 +73,13 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
   // Every route but the scheduler's actions (trigger, cancel, retry: 503
   // naming the scheduling node) and the event stream; job changes are
   // written to the store for the scheduling node to follow.
-  const api::ApiDeps deps{.store = &store,
-                          .auth = &auth,
-                          .jobs = &jobs,
-                          .on_change = LogApiChanges(log),
-                          .daemon = daemon};
+  const api::ApiDeps deps{
+      .store = &store,
+      .auth = &auth,
+      .jobs = &jobs,
+      .on_change = LogApiChanges(log),
+      .daemon = daemon,
+      .forward = ForwardToScheduler(store, daemon.node_name)};
   api::AddRoutes(http.router, deps);
   const auto not_here = [&store,
                          node = daemon.node_name](const http::Request&) {

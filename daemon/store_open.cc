@@ -23,6 +23,19 @@ std::string NodeName(const config::DaemonConfig& config) {
   return name;
 }
 
+std::string AdvertiseUrl(const config::DaemonConfig& config,
+                         const std::string& node) {
+  if (!config.advertise_url.empty()) return config.advertise_url;
+  std::string host;
+  int port = 0;
+  if (!config::SplitHostPort(config.listen, &host, &port).ok() || port == 0)
+    return "";
+  if (host.empty() || host == "0.0.0.0" || host == "::") host = node;
+  if (absl::StrContains(host, ':')) host = absl::StrCat("[", host, "]");
+  return absl::StrCat(config.tls_cert.empty() ? "http" : "https", "://", host,
+                      ":", port);
+}
+
 absl::StatusOr<std::shared_ptr<Store>> OpenStore(
     const config::DaemonConfig& config, Logger& log) {
   if (SharedStore(config)) {

@@ -31,6 +31,13 @@ inline bool SharedStore(const config::DaemonConfig& config) {
 // The node's name: config node_name, else the host's name.
 std::string NodeName(const config::DaemonConfig& config);
 
+// The URL other nodes reach this one's API at (config advertise_url, else
+// from `listen`: http(s)://<host>:<port>, the node's name for a host that
+// means every address); "" when `listen` says port 0 (unknown until the
+// listener is up: not advertised).
+std::string AdvertiseUrl(const config::DaemonConfig& config,
+                         const std::string& node);
+
 // Opens the configured store, logging what it opened.
 absl::StatusOr<std::shared_ptr<Store>> OpenStore(
     const config::DaemonConfig& config, Logger& log);

@@ -232,6 +232,10 @@ struct SchedulerOptions {
   // Names this process in the store's lease ("<node_name> pid <pid>
   // scheduler <n>"), for operators. Default: the host's name.
   std::string node_name;
+  // Where other processes reach this one ("http://10.0.0.5:8712"): appended
+  // to the lease's holder as " url <url>" when not empty (standbys forward
+  // requests there). REQUIRES: no space.
+  std::string advertise_url;
   // Default: abort the process (another scheduler may be running these jobs
   // by now; this one must stop). A caller may instead stop its own work and
   // exit; the scheduler itself starts nothing more either way.

@@ -116,6 +116,13 @@ http::Response RunAction(const ApiDeps& deps, const JobKey& key,
   return response;
 }
 
+// A standby's answer to an action only the scheduling node carries out.
+http::Response OnTheScheduler(const ApiDeps& deps,
+                              const http::Request& request) {
+  if (deps.forward) return deps.forward(request);
+  return internal::NotTheScheduler(*deps.store, deps.daemon.node_name);
+}
+
 http::Response Act(const ApiDeps& deps, const http::Request& request,
                    const std::string& who) {
   absl::StatusOr<std::vector<std::string>> parts =
@@ -127,8 +134,7 @@ http::Response Act(const ApiDeps& deps, const http::Request& request,
     const JobKey key{(*parts)[0], (*parts)[1]};
     const std::string& action = (*parts)[2];
     if (action == "trigger") {
-      if (deps.scheduler == nullptr)
-        return internal::NotTheScheduler(*deps.store, deps.daemon.node_name);
+      if (deps.scheduler == nullptr) return OnTheScheduler(deps, request);
       return Trigger(deps, key, who);
     }
     if (action == "pause") return SetPaused(deps, key, who, true);
@@ -137,8 +143,7 @@ http::Response Act(const ApiDeps& deps, const http::Request& request,
   if (parts->size() == 5 && !(*parts)[0].empty() && !(*parts)[1].empty() &&
       (*parts)[2] == "runs" &&
       ((*parts)[4] == "cancel" || (*parts)[4] == "retry")) {
-    if (deps.scheduler == nullptr)
-      return internal::NotTheScheduler(*deps.store, deps.daemon.node_name);
+    if (deps.scheduler == nullptr) return OnTheScheduler(deps, request);
     return RunAction(deps, JobKey{(*parts)[0], (*parts)[1]}, (*parts)[3],
                      (*parts)[4], who);
   }

@@ -35,11 +35,11 @@ http::Response GetCluster(const ApiDeps& deps, const http::Request& request) {
   Json& scheduler = body["scheduler"] = nullptr;
   if (const LeaseInfo* l = internal::LiveSchedulerLease(*leases)) {
     scheduler_node = internal::NodeOfHolder(l->holder);
-    scheduler =
-        Json{{"node", scheduler_node},
-             {"holder", l->holder},
-             {"epoch", l->token},
-             {"remaining_seconds", absl::ToDoubleSeconds(l->remaining)}};
+    scheduler = Json{{"node", scheduler_node},
+                     {"holder", l->holder},
+                     {"epoch", l->token},
+                     {"remaining_seconds", absl::ToDoubleSeconds(l->remaining)},
+                     {"url", internal::UrlOfHolder(l->holder)}};
   }
   // The live members, by name (ListLeases orders by name).
   Json& members = body["members"] = Json::array();
@@ -93,6 +93,12 @@ http::Response internal::NotTheScheduler(Store& store, absl::string_view node) {
                "; GET /v1/cluster names it"));
   r.headers.emplace_back("Retry-After", "1");
   return r;
+}
+
+std::string internal::UrlOfHolder(absl::string_view holder) {
+  const size_t at = holder.find(" url ");
+  if (at == absl::string_view::npos) return "";
+  return std::string(holder.substr(at + 5));
 }
 
 std::string internal::NodeOfHolder(absl::string_view holder) {

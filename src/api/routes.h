@@ -156,6 +156,11 @@ struct ApiDeps {
   // a run's output is the run history's, and follow does not wait).
   EventHub* events = nullptr;
   LiveOutput* live_output = nullptr;
+  // A standby's (no scheduler): carries a request only the scheduling node
+  // can answer -- trigger, cancel, retry -- to it, and answers with its
+  // answer (daemon/forward.h). Null: such requests answer 503 naming the
+  // scheduling node.
+  std::function<http::Response(const http::Request&)> forward;
 };
 
 void AddRoutes(http::Router& router, const ApiDeps& deps);
@@ -182,6 +187,8 @@ const LeaseInfo* LiveSchedulerLease(const std::vector<LeaseInfo>& leases);
 // The node a lease holder names: "<node> pid <pid>[ scheduler <n>]" (node
 // names have no spaces).
 std::string NodeOfHolder(absl::string_view holder);
+// The URL a lease holder advertises ("... url http://10.0.0.5:8712"), or "".
+std::string UrlOfHolder(absl::string_view holder);
 // The job's next fire time as the API shows it: the scheduler's; on a
 // standby (no scheduler) the first after the store's watermark; nothing when
 // paused or there is none.

@@ -79,6 +79,11 @@ const Key kKeys[] = {
        ASSIGN_OR_RETURN(c->node_name, internal::ReadString(v));
        return absl::OkStatus();
      }},
+    {"advertise_url", "CHIME_ADVERTISE_URL",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(c->advertise_url, internal::ReadString(v));
+       return absl::OkStatus();
+     }},
     {"max_clock_skew", "CHIME_MAX_CLOCK_SKEW",
      [](const Value& v, DaemonConfig* c) -> absl::Status {
        ASSIGN_OR_RETURN(c->max_clock_skew, internal::ReadDuration(v));
@@ -285,6 +290,14 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
                absl::StrCat("\"", c.node_name,
                             "\" is not a name of at most 64 letters, digits, "
                             "'.', '_' and '-'"));
+  }
+  if (!c.advertise_url.empty() &&
+      ((!absl::StartsWith(c.advertise_url, "http://") &&
+        !absl::StartsWith(c.advertise_url, "https://")) ||
+       absl::StrContains(c.advertise_url, ' '))) {
+    return bad("advertise_url",
+               absl::StrCat("\"", c.advertise_url,
+                            "\" is not an http:// or https:// URL"));
   }
   if (c.max_clock_skew < absl::Milliseconds(10) ||
       c.max_clock_skew > absl::Hours(1)) {

@@ -12,6 +12,8 @@
 //                                     # only)
 //   node_name: node-1                 # CHIME_NODE_NAME (shared store only;
 //                                     # default: the host's name)
+//   advertise_url: http://10.0.0.5:8712  # CHIME_ADVERTISE_URL (shared store
+//                                     # only; default from `listen`)
 //   jobs_dir: /etc/chime/jobs         # CHIME_JOBS_DIR
 //   listen: 127.0.0.1:8712            # CHIME_LISTEN (port 0: any free port)
 //   max_concurrent_runs: 32           # CHIME_MAX_CONCURRENT_RUNS
@@ -89,6 +91,12 @@ struct DaemonConfig {
   // "member/<node_name>", the scheduler lease's holder). Unique per live
   // daemon; empty: the host's name.
   std::string node_name;
+  // On a shared store: the URL other nodes reach this one's API at
+  // ("http://10.0.0.5:8712"); a standby forwards triggers, cancels and
+  // retries to the scheduling node's. Empty: from `listen` (its host, or
+  // node_name when it listens on every address; not advertised with port
+  // 0).
+  std::string advertise_url;
   std::string jobs_dir = "jobs";
   std::string listen = "127.0.0.1:8712";
   int max_concurrent_runs = 32;

@@ -38,6 +38,13 @@ TEST(DaemonConfigTest, SharedStoreSettingsAreBounded) {
                        HasSubstr("node_name: \"node 1\" is not a name")));
   c.node_name = "node-1.eu_west";
   EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
+  c.advertise_url = "10.0.0.5:8712";
+  EXPECT_THAT(ValidateDaemonConfig(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "advertise_url: \"10.0.0.5:8712\" is not an http:// "
+                       "or https:// URL"));
+  c.advertise_url = "https://node-1.internal:8712";
+  EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
   c.lease_ttl = absl::Milliseconds(500);
   EXPECT_THAT(ValidateDaemonConfig(c),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -52,6 +59,7 @@ store: postgresql://chime@db.internal/chime
 lease_ttl: 10s
 max_clock_skew: 250ms
 node_name: node-7
+advertise_url: http://10.0.0.7:9000
 jobs_dir: /etc/chime/jobs
 listen: "[::1]:9000"
 max_concurrent_runs: 8
@@ -72,6 +80,7 @@ tls:
   EXPECT_EQ(c.lease_ttl, absl::Seconds(10));
   EXPECT_EQ(c.max_clock_skew, absl::Milliseconds(250));
   EXPECT_EQ(c.node_name, "node-7");
+  EXPECT_EQ(c.advertise_url, "http://10.0.0.7:9000");
   EXPECT_EQ(c.jobs_dir, "/etc/chime/jobs");
   EXPECT_EQ(c.listen, "[::1]:9000");
   EXPECT_EQ(c.max_concurrent_runs, 8);

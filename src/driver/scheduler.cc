@@ -442,7 +442,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
     recovered = Recover(
         *store, clock,
         absl::StrCat(options.node_name.empty() ? HostName() : options.node_name,
-                     " pid ", getpid(), " scheduler ", ++schedulers),
+                     " pid ", getpid(), " scheduler ", ++schedulers,
+                     options.advertise_url.empty() ? "" : " url ",
+                     options.advertise_url),
         ttl, options.max_clock_skew);
     if (!recovered.ok()) return recovered.status();
   }

@@ -5,7 +5,11 @@
 // stops (exit status 3) rather than run beside its successor; so does one
 // whose clock goes off from the database's, and a node whose clock is off
 // does not take the lease (its clock faked with libfaketime).
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -42,6 +46,28 @@ jobs:
     shell: { command: "echo \"$CHIME_FIRE_ID $CHIME_ATTEMPT $CHIME_FENCING_TOKEN $NODE\" >> $WITNESS" }
 )";
 
+std::vector<std::string> Concat(std::vector<std::string> a,
+                                std::vector<std::string> b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// A port on 127.0.0.1 that was free a moment ago (the kernel's pick).
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
 struct Line {
   std::string fire_id;
   int attempt = 0;
@@ -66,7 +92,8 @@ class SharedStoreTest : public ::testing::Test {
   // monotonic clock is the real one).
   std::unique_ptr<DaemonProcess> StartNode(const std::string& node,
                                            bool wait_until_serving,
-                                           bool faked_clock = false) {
+                                           bool faked_clock = false,
+                                           std::vector<std::string> more = {}) {
     std::map<std::string, std::string> env = {{"NODE", node},
                                               {"WITNESS", witness_}};
     if (faked_clock) {
@@ -82,8 +109,9 @@ class SharedStoreTest : public ::testing::Test {
     auto d = DaemonProcess::Start(
         {.data_dir = absl::StrCat(dir_.path(), "/data-", node),
          .jobs_dir = dir_.path() + "/jobs",
-         .args = {"--store", pg_->Url(), "--lease-ttl", "2s", "--node-name",
-                  node},
+         .args = Concat(
+             {"--store", pg_->Url(), "--lease-ttl", "2s", "--node-name", node},
+             std::move(more)),
          .env = std::move(env),
          .wait_until_serving = wait_until_serving});
     EXPECT_TRUE(d.ok()) << d.status();
@@ -393,6 +421,56 @@ TEST_F(SharedStoreTest, JobChangesOnAStandbyReachTheSchedulingNode) {
                  j.value("job", "") == "made-on-a")
         << j.dump();
   }
+  EXPECT_EQ(a->Terminate(), 0);
+  EXPECT_EQ(b->Terminate(), 0);
+}
+
+// A standby carries a trigger to the scheduling node, at the URL its lease
+// advertises, and answers with its answer; the Idempotency-Key holds across
+// the hop; a request already forwarded once is not forwarded again.
+TEST_F(SharedStoreTest, AStandbyForwardsTriggersToTheSchedulingNode) {
+  const int port_a = FreePort();
+  ASSERT_GT(port_a, 0);
+  std::unique_ptr<DaemonProcess> a = StartNode(
+      "a", true, false, {"--listen", absl::StrCat("127.0.0.1:", port_a)});
+  ASSERT_NE(a, nullptr);
+  std::unique_ptr<DaemonProcess> b = StartNode("b", false);
+  ASSERT_NE(b, nullptr);
+  const int port = StandbyPort(*b);
+  ASSERT_GT(port, 0) << b->LogText();
+  absl::StatusOr<HttpResult> cluster = HttpGet(port, "/v1/cluster");
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EXPECT_EQ(Json::parse(cluster->body)["scheduler"]["url"],
+            absl::StrCat("http://127.0.0.1:", port_a))
+      << cluster->body;
+
+  const auto trigger = [&](std::vector<std::string> headers) {
+    absl::StatusOr<HttpResult> r =
+        HttpDo(port, "POST", "/v1/jobs/default/tick/trigger", headers);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : HttpResult{};
+  };
+  const HttpResult made = trigger({"Idempotency-Key: fwd-1"});
+  ASSERT_EQ(made.status, 201) << made.body;
+  const int64_t run = Json::parse(made.body)["run_id"].get<int64_t>();
+  EXPECT_THAT(made.Header("Location"),
+              ::testing::EndsWith(absl::StrCat("/runs/", run)));
+  // a made the run: its own API knows it, and it runs there.
+  const Json on_a =
+      a->GetJson(absl::StrCat("/v1/jobs/default/tick/runs/", run));
+  EXPECT_EQ(on_a["id"], run) << on_a.dump();
+  EXPECT_FALSE(a->WaitForLog([&](const Json& j) {
+                  return j.value("msg", "") == "job triggered" &&
+                         j.value("detail", "") == absl::StrCat("run ", run);
+                }).is_null());
+  // The same key again: the same run, not another.
+  const HttpResult again = trigger({"Idempotency-Key: fwd-1"});
+  EXPECT_EQ(again.status, 201) << again.body;
+  EXPECT_EQ(Json::parse(again.body)["run_id"], run) << again.body;
+  // Forwarded already (two standbys each thinking the other schedules):
+  // refused, not sent on.
+  const HttpResult hop = trigger({"Chime-Forwarded-By: c"});
+  EXPECT_EQ(hop.status, 503) << hop.body;
   EXPECT_EQ(a->Terminate(), 0);
   EXPECT_EQ(b->Terminate(), 0);
 }

@@ -6,8 +6,9 @@
 //
 // On a standby (docs/cluster.md: a daemon waiting for a shared store's lease)
 // a banner names the scheduling node; jobs can be created, changed, paused and
-// deleted (the standby writes them to the store, the scheduling node follows)
-// but not triggered, and runs not cancelled or retried (ctx.canRun). The role
+// deleted (the standby writes them to the store, the scheduling node follows),
+// and triggered, runs cancelled and retried only if the scheduling node
+// advertises a URL the standby forwards them to (ctx.canRun). The role
 // is checked again every ROLE_CHECK_MS, and the page drawn again when it
 // changes (the standby took over).
 
@@ -32,7 +33,7 @@ const routes = [
 
 const main = document.getElementById('main');
 const ROLE_CHECK_MS = 5000;
-const ctx = {role: 'read', name: null, canWrite: false, canRun: false, tokens: false, standby: false, node: null,
+const ctx = {role: 'read', name: null, canWrite: false, canRun: false, tokens: false, standby: false, node: null, forwards: false,
   scheduler: null};
 let roleTimer = null;
 let cleanup = null;
@@ -61,19 +62,22 @@ function showWho() {
   replace(who, parts);
 }
 
-// This node's role: {standby, node, scheduler} (the scheduling node's name,
-// null when none holds the lease or this node schedules).
+// This node's role: {standby, node, scheduler, forwards} (the scheduling
+// node's name, null when none holds the lease or this node schedules; whether
+// it advertises a URL, so that this standby forwards triggers, cancels and
+// retries to it).
 async function readRole() {
   const status = await api.get('/v1/status');
-  if (status.role !== 'standby') return {standby: false, node: status.node, scheduler: null};
+  if (status.role !== 'standby') return {standby: false, node: status.node, scheduler: null, forwards: false};
   const cluster = await api.get('/v1/cluster').catch(() => null);
-  return {standby: true, node: status.node, scheduler: cluster?.scheduler?.node ?? null};
+  return {standby: true, node: status.node, scheduler: cluster?.scheduler?.node ?? null,
+    forwards: Boolean(cluster?.scheduler?.url)};
 }
 
 function setRole(role) {
   Object.assign(ctx, role);
   ctx.canWrite = ctx.role === 'write' || ctx.role === 'admin';
-  ctx.canRun = ctx.canWrite && !ctx.standby;
+  ctx.canRun = ctx.canWrite && (!ctx.standby || ctx.forwards);
   const banner = document.getElementById('node-role');
   if (!ctx.standby) {
     replace(banner);
@@ -82,8 +86,9 @@ function setRole(role) {
   }
   replace(banner, h('strong', {}, `This node (${ctx.node}) is a standby`),
       '. Changes to jobs made here reach the scheduling node within a second; ',
-      ctx.scheduler ? `triggers, cancels and retries are made on it: ${ctx.scheduler}.`
-        : 'no node schedules right now.');
+      !ctx.scheduler ? 'no node schedules right now.'
+        : ctx.forwards ? `triggers, cancels and retries made here are carried out by it: ${ctx.scheduler}.`
+          : `triggers, cancels and retries are made on it: ${ctx.scheduler}.`);
   banner.hidden = false;
 }
 
@@ -95,10 +100,11 @@ async function checkRole() {
     return;  // e.g. the listener restarting as the standby takes over
   }
   const wasStandby = ctx.standby;
-  if (role.standby === wasStandby && role.scheduler === ctx.scheduler) return;
+  const couldRun = ctx.canRun;
+  if (role.standby === wasStandby && role.scheduler === ctx.scheduler && role.forwards === ctx.forwards) return;
   setRole(role);
   showWho();
-  if (signedIn && role.standby !== wasStandby) await route();
+  if (signedIn && (role.standby !== wasStandby || ctx.canRun !== couldRun)) await route();
 }
 
 function logout() {
