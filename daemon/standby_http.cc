@@ -67,12 +67,11 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartStandbyHttp(
                           .content_type = std::string(metrics::kContentType),
                           .body = registry->Render()};
   });
-  // The web UI: it shows the store read-only under a banner naming the
-  // scheduling node (web/js/app.js).
+  // The web UI, under a banner naming the scheduling node (web/js/app.js).
   web::RegisterUi(http.router);
-  // Every route but the scheduler's actions (trigger, cancel, retry: 503
-  // naming the scheduling node) and the event stream; job changes are
-  // written to the store for the scheduling node to follow.
+  // Every route: job changes are written to the store for the scheduling
+  // node to follow; its actions (trigger, cancel, retry) are forwarded to it
+  // (daemon/forward.h); the event stream is its own.
   const api::ApiDeps deps{
       .store = &store,
       .auth = &auth,

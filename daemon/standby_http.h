@@ -15,11 +15,11 @@
 //                 /v1/namespaces, /v1/whoami, /v1/cluster -- and the job
 //                 changes: create, replace, patch, delete, pause, resume,
 //                 written to the store; the scheduling node follows them
-//                 (daemon/job_follower.h);
-//   / and /ui/    the web UI, read-only under a banner naming the scheduling
-//                 node;
-//   /v1/... else  (trigger, cancel, retry, the event stream) 503 problem
-//                 naming the scheduling node, Retry-After 1.
+//                 (daemon/job_follower.h); trigger, cancel and retry,
+//                 forwarded to the scheduling node (daemon/forward.h);
+//   / and /ui/    the web UI, under a banner naming the scheduling node;
+//   /v1/... else  (the event stream) 503 problem naming the scheduling
+//                 node, Retry-After 1.
 // When the daemon takes the lease it stops this listener and starts its full
 // one on the same port.
 //
