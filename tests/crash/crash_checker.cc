@@ -137,9 +137,11 @@ void CheckClaims(const History& h, absl::Time stopped, CrashReport& r) {
         job->second.spec.delivery == Delivery::kAtLeastOnce;
     if (IsFinal(state) || (state == RunState::kLost && !at_least_once))
       continue;
-    // Waiting since its time, or since its last transition (a retry waits
-    // out its backoff from its `retrying` transition).
-    absl::Time waiting_since = run.run.fire.scheduled_time;
+    // Waiting since it could start: its time, or its claim if that came
+    // later (a scheduler behind, as one catching up under load), or its last
+    // transition (a retry waits out its backoff from its `retrying`).
+    absl::Time waiting_since =
+        std::max(run.run.fire.scheduled_time, run.run.created_at);
     if (!run.transitions.empty())
       waiting_since = std::max(waiting_since, run.transitions.back().at);
     if (state != RunState::kRunning &&

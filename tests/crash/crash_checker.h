@@ -104,7 +104,8 @@ absl::StatusOr<CrashReport> CheckCrashHistory(
     absl::Span<const std::string> acks, absl::Time stopped);
 
 // How long before the stop a run left unstarted -- waiting since its fire's
-// time or its last transition -- counts as stuck.
+// time, its claim or its last transition, whichever is last -- counts as
+// stuck.
 inline constexpr absl::Duration kReleaseSlack = absl::Seconds(2);
 
 }  // namespace chime::crash

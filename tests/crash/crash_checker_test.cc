@@ -2,6 +2,7 @@
 // consistent one passes, and each kind of violation is found and named.
 #include "tests/crash/crash_checker.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,9 +52,12 @@ class CrashCheckerTest : public ::testing::Test {
   FireRef Ref(int job, int s) const {
     return FireRef{jobs_[job].id, jobs_[job].generation, T(s)};
   }
+  // Claims made at `at_s` (default: the epoch, before any fire).
   void Claim(int job, std::vector<FireClaim> claims,
-             std::vector<MissedRecord> missed, int watermark) {
+             std::vector<MissedRecord> missed, int watermark,
+             std::optional<int> at_s = std::nullopt) {
     ClaimBatch batch;
+    if (at_s.has_value()) batch.at = T(*at_s);
     batch.claims = std::move(claims);
     batch.missed = std::move(missed);
     batch.watermarks = {{jobs_[job].id, jobs_[job].generation, T(watermark)}};
@@ -204,6 +208,18 @@ TEST_F(CrashCheckerTest, ARetryJustBeforeTheStopIsReleasedALongOneIsStuck) {
   absl::StatusOr<CrashReport> r = Check(100);
   ASSERT_THAT(r, IsOk());
   EXPECT_THAT(r->unfinished, ElementsAre(HasSubstr("run 6 retrying")));
+  EXPECT_EQ(r->released, 1);
+}
+
+TEST_F(CrashCheckerTest, ARunClaimedLateJustBeforeTheStopIsReleased) {
+  WriteConsistentHistory();
+  // Due at 10, claimed only at 99 (the scheduler behind): waiting since 99.
+  Claim(1, {{Ref(1, 10), 5}}, {}, 10, 99);
+  // Due at 12 and claimed then: waiting since 12, stuck by 100.
+  Claim(1, {{Ref(1, 12), 6}}, {}, 12, 12);
+  absl::StatusOr<CrashReport> r = Check(100);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_THAT(r->unfinished, ElementsAre(HasSubstr("run 6 pending")));
   EXPECT_EQ(r->released, 1);
 }
 
