@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/api/http_util.h"
 #include "src/api/routes.h"
+#include "src/exec/http_executor.h"
 
 namespace chime::daemon {
 namespace {
@@ -70,6 +71,8 @@ http::Response Forward(Store& store, const std::string& node,
     return api::internal::NotTheScheduler(store, node);
   }
   const auto& [to, url] = *scheduler;
+  if (absl::Status s = exec::InitCurlOnce(); !s.ok())
+    return api::Problem(500, s.message());
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(),
                                                            curl_easy_cleanup);
   if (curl == nullptr) return api::Problem(500, "curl_easy_init failed");
@@ -119,8 +122,6 @@ http::Response Forward(Store& store, const std::string& node,
 
 std::function<http::Response(const http::Request&)> ForwardToScheduler(
     Store& store, std::string node) {
-  static const CURLcode init = curl_global_init(CURL_GLOBAL_DEFAULT);
-  (void)init;
   return [&store, node = std::move(node)](const http::Request& request) {
     return Forward(store, node, request);
   };

@@ -27,18 +27,6 @@ namespace {
 // How long a transfer may go without looking at the cancel flags.
 constexpr int kPollIntervalMs = 20;
 
-// curl_global_init is not safe to race with itself on every build of libcurl;
-// a function-local static runs it exactly once. It is never undone: other
-// threads may be mid-request at exit.
-absl::Status InitCurlOnce() {
-  static const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (code != CURLE_OK) {
-    return absl::InternalError(
-        absl::StrCat("curl_global_init: ", curl_easy_strerror(code)));
-  }
-  return absl::OkStatus();
-}
-
 std::string CurlCodeName(CURLcode code) {
   switch (code) {
 #define CHIME_CURL_CODE_(name) \
@@ -370,6 +358,17 @@ JobFunction MakeHttpFunction(HttpExecutorSpec spec) {
   return [spec = std::move(spec)](const AttemptContext& ctx) {
     return RunHttp(spec, ctx);
   };
+}
+
+// A function-local static runs curl_global_init exactly once. It is never
+// undone: other threads may be mid-request at exit.
+absl::Status InitCurlOnce() {
+  static const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (code != CURLE_OK) {
+    return absl::InternalError(
+        absl::StrCat("curl_global_init: ", curl_easy_strerror(code)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace chime::exec

@@ -74,6 +74,11 @@ absl::Status RunHttp(const HttpExecutorSpec& spec, const AttemptContext& ctx);
 // copy of `spec`.
 JobFunction MakeHttpFunction(HttpExecutorSpec spec);
 
+// libcurl's global initialization, once per process (curl_global_init is not
+// safe to race with itself); its result every time. Every libcurl user in
+// the daemon calls it before its first handle.
+absl::Status InitCurlOnce();
+
 // "200-299", or "200-299, 409" for {{200, 299}, {409, 409}}: the success set
 // as error messages show it. Empty means the default, 200-299.
 std::string FormatSuccessStatuses(
