@@ -147,9 +147,16 @@ TEST_F(SharedStoreTest, AStandbyForwardsTriggersToTheSchedulingNode) {
             absl::StrCat("http://127.0.0.1:", port_a))
       << cluster->body;
 
+  // A job that never runs by itself (the file's `tick` runs every second,
+  // and its overlap policy would refuse a trigger while it does).
+  absl::StatusOr<HttpResult> once = HttpDo(
+      port_a, "POST", "/v1/jobs", {"Content-Type: application/json"},
+      R"({"id": "once", "schedule": "0 0 1 1 *", "shell": {"command": "true"}})");
+  ASSERT_TRUE(once.ok()) << once.status();
+  ASSERT_EQ(once->status, 201) << once->body;
   const auto trigger = [&](std::vector<std::string> headers) {
     absl::StatusOr<HttpResult> r =
-        HttpDo(port, "POST", "/v1/jobs/default/tick/trigger", headers);
+        HttpDo(port, "POST", "/v1/jobs/default/once/trigger", headers);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : HttpResult{};
   };
@@ -160,7 +167,7 @@ TEST_F(SharedStoreTest, AStandbyForwardsTriggersToTheSchedulingNode) {
               ::testing::EndsWith(absl::StrCat("/runs/", run)));
   // a made the run: its own API knows it, and it runs there.
   const Json on_a =
-      a->GetJson(absl::StrCat("/v1/jobs/default/tick/runs/", run));
+      a->GetJson(absl::StrCat("/v1/jobs/default/once/runs/", run));
   EXPECT_EQ(on_a["id"], run) << on_a.dump();
   EXPECT_FALSE(a->WaitForLog([&](const Json& j) {
                   return j.value("msg", "") == "job triggered" &&
