@@ -20,6 +20,8 @@ namespace {
 
 // The longest single poll(2): how late a passed deadline is noticed.
 constexpr absl::Duration kPollSlice = absl::Milliseconds(50);
+// The server ends a session idle this long inside a transaction.
+constexpr absl::Duration kIdleInTransaction = absl::Seconds(1);
 
 std::string ConnMessage(const pg_conn* conn) {
   if (conn == nullptr) return "no connection";
@@ -154,7 +156,7 @@ absl::Status PgErrorStatus(const pg_result* result, const pg_conn* conn) {
   const std::string text = absl::StrCat("postgres: ", message);
   if (conn == nullptr || PQstatus(conn) == CONNECTION_BAD || code.empty() ||
       code.starts_with("08") || code.starts_with("57P") ||
-      code.starts_with("53")) {
+      code.starts_with("53") || code == "25P03") {  // (idle in transaction)
     return absl::UnavailableError(text);
   }
   if (code == "57014") return absl::DeadlineExceededError(text);
@@ -180,6 +182,25 @@ absl::StatusOr<std::unique_ptr<PgConn>> PgConn::Connect(
     return status;
   }
   PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
+  // A client that stops inside a transaction (SIGSTOP, a long pause) must not
+  // hold its locks for as long as it sleeps: a fenced write's FOR SHARE on
+  // the lease row would keep every standby from taking the lease over. The
+  // server ends such a session after kIdleInTransaction; a live client never
+  // pauses that long between the statements of one transaction, and if it
+  // did, its call answers Unavailable (nothing written) like a lost
+  // connection.
+  PGresult* set =
+      PQexec(conn, absl::StrCat("SET idle_in_transaction_session_timeout = ",
+                                absl::ToInt64Milliseconds(kIdleInTransaction))
+                       .c_str());
+  const bool set_ok = set != nullptr && PQresultStatus(set) == PGRES_COMMAND_OK;
+  absl::Status set_status =
+      set_ok ? absl::OkStatus() : PgErrorStatus(set, conn);
+  if (set != nullptr) PQclear(set);
+  if (!set_ok) {
+    PQfinish(conn);
+    return set_status;
+  }
   return std::unique_ptr<PgConn>(new PgConn(conn, clock));
 }
 

@@ -150,7 +150,9 @@ void CheckClaims(const History& h, absl::Time stopped, CrashReport& r) {
       continue;
     }
     r.unfinished.push_back(
-        absl::StrCat(h.FireId(run.run.fire), ": ", HistoryString(run)));
+        absl::StrCat(h.FireId(run.run.fire), ": ", HistoryString(run),
+                     " (claimed ", time::FormatUtc(run.run.created_at),
+                     ", the stop began ", time::FormatUtc(stopped), ")"));
   }
   for (auto& [fire, ids] : by_fire) {
     if (ids.size() < 2) continue;

@@ -541,6 +541,23 @@ TEST(DaemonCrashTest, KillNineLosesNothingAndLeavesNoOrphans) {
       static_cast<long long>(daemon_logs.orphan_groups_killed),
       report->Counts().c_str());
   ExpectNothingLostOrDoubled(*report);
+  // Evidence for a run left unfinished: what the daemons logged of it.
+  for (size_t i = 0; i < report->unfinished.size() && i < 4; ++i) {
+    const std::string& line = report->unfinished[i];
+    const size_t at = line.find(": run ");
+    if (at == std::string::npos) continue;
+    const std::string run =
+        line.substr(at + 6, line.find(' ', at + 6) - at - 6);
+    std::printf("the daemons' log lines of run %s:\n", run.c_str());
+    for (size_t d = 0; d < logs.size(); ++d) {
+      for (absl::string_view l :
+           absl::StrSplit(ReadFile(logs[d]), '\n', absl::SkipEmpty())) {
+        if (absl::StrContains(l, absl::StrCat("\"run_id\":", run, ",")))
+          std::printf("  daemon %zu: %.*s\n", d + 1, static_cast<int>(l.size()),
+                      l.data());
+      }
+    }
+  }
   const std::vector<std::string> never_ran =
       FinishedWithoutRunning(daemon_logs.acks, *witness);
   EXPECT_TRUE(never_ran.empty())

@@ -159,6 +159,10 @@ TEST_F(PostgresStoreTest, DeadlineCancelsAStatementBlockedByALock) {
   absl::StatusOr<std::unique_ptr<store::PgConn>> other =
       store::PgConn::Connect(conninfo_, RealClock::Get());
   ASSERT_THAT(other, IsOk());
+  // (A session that may idle in its transaction: not one of chime's.)
+  ASSERT_THAT((*other)->Exec("SET idle_in_transaction_session_timeout = 0",
+                             In(absl::Seconds(10))),
+              IsOk());
   ASSERT_THAT((*other)->Exec("BEGIN; SELECT * FROM leases FOR UPDATE",
                              In(absl::Seconds(10))),
               IsOk());
@@ -174,6 +178,36 @@ TEST_F(PostgresStoreTest, DeadlineCancelsAStatementBlockedByALock) {
   // Nothing was claimed, and the store works on.
   EXPECT_THAT(store_->ClaimFires(Fence{"shard-1", a->token}, batch, kForever),
               IsOk());
+}
+
+// A holder frozen (SIGSTOP) inside a fenced write holds the lease row FOR
+// SHARE; the server ends its session soon, so that a standby can take the
+// lease once it expired instead of waiting for the holder to wake up.
+TEST_F(PostgresStoreTest, AHolderFrozenInATransactionDoesNotKeepTheLease) {
+  absl::StatusOr<LeaseGrant> a = store_->AcquireLease(
+      "shard-1", "node-a", absl::Milliseconds(300), kForever);
+  ASSERT_THAT(a, IsOk());
+  absl::StatusOr<std::unique_ptr<store::PgConn>> frozen =
+      store::PgConn::Connect(conninfo_, RealClock::Get());
+  ASSERT_THAT(frozen, IsOk());
+  ASSERT_THAT((*frozen)->Exec("BEGIN; SELECT holder, epoch FROM leases "
+                              "WHERE name = 'shard-1' FOR SHARE",
+                              In(absl::Seconds(10))),
+              IsOk());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<LeaseGrant> b;
+  do {  // a deadline per call: a blocked acquirer must not hang the test
+    b = store_->AcquireLease("shard-1", "node-b", absl::Seconds(5),
+                             In(absl::Seconds(5)));
+    if (!absl::IsAlreadyExists(b.status())) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  } while (absl::Now() - start < absl::Seconds(10));
+  ASSERT_THAT(b, IsOk());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4));
+  EXPECT_GT(b->token, a->token);
+  // The frozen session is gone: what it would write next is refused.
+  EXPECT_THAT((*frozen)->Exec("COMMIT", In(absl::Seconds(10))),
+              StatusIs(absl::StatusCode::kUnavailable));
 }
 
 TEST_F(PostgresStoreTest, NodesOpeningAtOnceMigrateOnce) {
