@@ -53,7 +53,8 @@ size_t OnHeader(char* data, size_t size, size_t n, void* answer) {
 }
 
 // The scheduler lease's live holder: (node, advertised URL or "").
-std::optional<std::pair<std::string, std::string>> Scheduler(Store& store) {
+std::optional<std::pair<std::string, std::string>> SchedulingNodeAndUrl(
+    Store& store) {
   absl::StatusOr<std::vector<LeaseInfo>> leases =
       store.ListLeases(api::StoreDeadline());
   if (!leases.ok()) return std::nullopt;
@@ -65,7 +66,7 @@ std::optional<std::pair<std::string, std::string>> Scheduler(Store& store) {
 
 http::Response Forward(Store& store, const std::string& node,
                        const http::Request& request) {
-  const auto scheduler = Scheduler(store);
+  const auto scheduler = SchedulingNodeAndUrl(store);
   if (!request.Header(kForwardedByHeader).empty() || !scheduler.has_value() ||
       scheduler->second.empty()) {
     return api::internal::NotTheScheduler(store, node);

@@ -2,6 +2,9 @@
 # Configures and builds chime.
 #   scripts/build.sh test      Debug + AddressSanitizer + UndefinedBehaviorSanitizer, tests, in build/test
 #   scripts/build.sh release   Release (-O2, NDEBUG), benchmarks and tools, in build/release
+# The test build is a unity build (CMAKE_UNITY_BUILD: each target's sources compiled a batch at a
+# time), 18 -> 13 min on 2 cores; CHIME_UNITY=OFF builds file by file, quicker to rebuild after
+# editing one file. Code must compile both ways: CI builds unity.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind="${1:-test}"
@@ -9,7 +12,7 @@ jobs="${CHIME_JOBS:-$(nproc)}"
 case "$kind" in
   test)
     cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCHIME_SANITIZE=ON \
-      -DCHIME_BUILD_TESTS=ON -DCHIME_BUILD_BENCH=OFF
+      -DCHIME_BUILD_TESTS=ON -DCHIME_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD="${CHIME_UNITY:-ON}"
     cmake --build build/test -j "$jobs"
     ;;
   release)

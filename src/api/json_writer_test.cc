@@ -49,7 +49,7 @@ TEST(JsonWriter, StringsAreEscapedAsNlohmannEscapesThem) {
       "surrogate \xed\xa0\x80"  // UTF-16 surrogates are not UTF-8
   };
   for (const std::string& s : cases) {
-    EXPECT_EQ(Written(s), Reference(Json(s))) << testing::PrintToString(s);
+    EXPECT_EQ(Written(s), Reference(Json(s))) << ::testing::PrintToString(s);
   }
 }
 

@@ -34,17 +34,17 @@
 namespace chime::scenarios {
 namespace {
 
-const absl::Time kStart = absl::FromCivil(
+const absl::Time kOpsStart = absl::FromCivil(
     absl::CivilSecond(2026, 3, 28, 22, 0, 0), absl::UTCTimeZone());
 
-const char* const kExpressions[] = {"*/5 * * * *",  "*/7 * * * *", "0 * * * *",
-                                    "@every 3m",    "*/2 * * * *", "30 2 * * *",
-                                    "15,45 * * * *"};
-const char* const kZones[] = {"UTC", "Europe/Berlin", "America/New_York"};
+const char* const kOpsExpressions[] = {
+    "*/5 * * * *", "*/7 * * * *", "0 * * * *",    "@every 3m",
+    "*/2 * * * *", "30 2 * * *",  "15,45 * * * *"};
+const char* const kOpsZones[] = {"UTC", "Europe/Berlin", "America/New_York"};
 
 class RandomWorld {
  public:
-  explicit RandomWorld(uint64_t seed) : rng_(seed), driver_(kStart) {
+  explicit RandomWorld(uint64_t seed) : rng_(seed), driver_(kOpsStart) {
     driver_.set_logging(std::getenv("CHIME_RANDOM_LOG") != nullptr);
     driver_.options().seed = seed;
     driver_.options().max_concurrent_runs = Pick(0, 3);
@@ -186,8 +186,8 @@ class RandomWorld {
 
   void RandomTrigger(JobSpec* spec) {
     spec->trigger.expression =
-        kExpressions[Pick(0, std::size(kExpressions) - 1)];
-    spec->trigger.zone = kZones[Pick(0, std::size(kZones) - 1)];
+        kOpsExpressions[Pick(0, std::size(kOpsExpressions) - 1)];
+    spec->trigger.zone = kOpsZones[Pick(0, std::size(kOpsZones) - 1)];
     spec->trigger.dst.repeat =
         OneIn(2) ? cron::RepeatPolicy::kTwice : cron::RepeatPolicy::kOnce;
     spec->trigger.dst.gap =

@@ -12,7 +12,7 @@
 namespace chime::scenarios {
 namespace {
 
-const absl::Time kStart = absl::FromCivil(
+const absl::Time kSpreadStart = absl::FromCivil(
     absl::CivilSecond(2026, 1, 1, 0, 0, 0), absl::UTCTimeZone());
 
 struct Spread {
@@ -42,7 +42,7 @@ void ExpectUniform(const Spread& s, double cap, const char* what) {
 }
 
 TEST(RetryBackoff, EachDelayIsUniformUpToTheExponentialCapBoundedByMaxBackoff) {
-  SimDriver driver(kStart);
+  SimDriver driver(kSpreadStart);
   driver.set_logging(false);
   driver.SetExecutorConfig(
       ExecutorConfig{.finish_after = absl::Milliseconds(10),
@@ -90,7 +90,7 @@ TEST(RetryBackoff, EachDelayIsUniformUpToTheExponentialCapBoundedByMaxBackoff) {
 }
 
 TEST(Jitter, StartsAreUniformOverTheWindowAndFireIdsKeepTheScheduledTime) {
-  SimDriver driver(kStart);
+  SimDriver driver(kSpreadStart);
   driver.set_logging(false);
   driver.SetExecutorConfig(ExecutorConfig{.finish_after = absl::Seconds(1)});
   Spread offset;
