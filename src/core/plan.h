@@ -429,6 +429,14 @@ class Plan {
   // The state of an unfinished run; nullopt once it has finished (its history
   // is in the TransitionActions).
   std::optional<RunState> GetRunState(RunId run) const;
+  // OK, or Internal naming the first broken invariant of the Plan's own
+  // bookkeeping: each job's count of active runs matches its runs that are
+  // not buffered, and every unfinished run has something that will move it
+  // on -- a pending or lost run is queued, staged, buffered, timed or being
+  // taken back; a retrying one waits for its retry timer. A run that nothing
+  // moves would stay unfinished forever. O(jobs + runs): for tests and debug
+  // builds.
+  absl::Status CheckInvariants() const;
   // Every namespace the dispatch queue has seen, with its pending and running
   // runs.
   std::vector<ReadyQueue::NamespaceStats> QueueStats() const {

@@ -142,6 +142,7 @@ class Harness {
       plan_.OnEvent(ack, now_, &more);
       Handle(more);
     }
+    EXPECT_THAT(plan_.CheckInvariants(), IsOk());
   }
 
   Now now_;

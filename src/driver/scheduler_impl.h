@@ -235,6 +235,7 @@ class SchedulerImpl final : public Scheduler {
   // Attempts handed over before their time, by that time.
   std::map<MonoTime, PreparedBatch> staged_;
   MonoTime wake_at_ = MonoTime::Infinite();
+  MonoTime next_invariant_check_;  // debug builds (Loop)
   bool stopping_ = false;
   bool cancelled_all_ = false;
   MonoTime shutdown_deadline_ = MonoTime::Infinite();

@@ -121,6 +121,16 @@ void SchedulerImpl::Loop() {
     Absorb(out, true);
     CarryOut();
     ReleaseStaged();
+#ifndef NDEBUG
+    // Debug builds (the sanitized tests and the crash tests' daemons) check
+    // the Plan's bookkeeping once a second: a run that nothing would ever
+    // start aborts here, saying which, rather than stay pending unnoticed.
+    if (const MonoTime mono = clock_.MonoNow(); mono >= next_invariant_check_) {
+      next_invariant_check_ = mono + absl::Seconds(1);
+      if (absl::Status s = plan_.CheckInvariants(); !s.ok())
+        Die(absl::StrCat("the Plan's invariants: ", s.message()));
+    }
+#endif
     ReleaseIfLarge(adds);
     ReleaseIfLarge(todo_);
     ReleaseIfLarge(scratch_.actions);

@@ -229,6 +229,8 @@ void SimDriver::Absorb(Output& out) {
       }
     }
   }
+  if (absl::Status s = plan_->CheckInvariants(); !s.ok())
+    Violation(absl::StrCat("the Plan's invariants: ", s.message()));
 }
 
 void SimDriver::Answer(const PersistAction& p) {
