@@ -241,4 +241,10 @@ absl::StatusOr<StoreInfo> FaultInjectionStore::GetInfo(MonoTime deadline) {
       false, [&] { return base_.GetInfo(deadline); });
 }
 
+absl::StatusOr<RunId> FaultInjectionStore::ReserveRunIds(int64_t count,
+                                                         MonoTime deadline) {
+  return Call<absl::StatusOr<RunId>>(
+      true, [&] { return base_.ReserveRunIds(count, deadline); });
+}
+
 }  // namespace chime::testing

@@ -112,6 +112,8 @@ class FaultInjectionStore final : public Store {
   absl::StatusOr<IdempotencyOutcome> CheckIdempotencyKey(
       const IdempotencyRecord& record, MonoTime deadline) override;
   absl::StatusOr<StoreInfo> GetInfo(MonoTime deadline) override;
+  absl::StatusOr<RunId> ReserveRunIds(int64_t count,
+                                      MonoTime deadline) override;
 
  private:
   enum class Fault { kNone, kFail, kIndeterminate };

@@ -184,6 +184,16 @@ class Store {
 
   virtual absl::StatusOr<StoreInfo> GetInfo(MonoTime deadline) = 0;
 
+  // Reserves `count` (>= 1) RunIds for the caller's claims: returns the first
+  // of [first, first + count), above every RunId claimed or reserved before
+  // (GetInfo().max_run_id counts the reservation from now on). Schedulers
+  // that share a store each claim under RunIds of their own reservations;
+  // an unused reservation is simply skipped. Not idempotent: a re-send after
+  // an indeterminate answer reserves again (the first reservation is lost,
+  // which is harmless). InvalidArgument if count < 1.
+  virtual absl::StatusOr<RunId> ReserveRunIds(int64_t count,
+                                              MonoTime deadline) = 0;
+
   // A hint for a process following JobChangesSince that jobs may have
   // changed: `changed` is called, on a thread of the store's, soon after job
   // writes commit (other processes' and this one's), and once whenever the

@@ -92,6 +92,8 @@ class MemoryStore final : public Store {
   absl::StatusOr<IdempotencyOutcome> CheckIdempotencyKey(
       const IdempotencyRecord& record, MonoTime deadline) override;
   absl::StatusOr<StoreInfo> GetInfo(MonoTime deadline) override;
+  absl::StatusOr<RunId> ReserveRunIds(int64_t count,
+                                      MonoTime deadline) override;
 
  private:
   struct Lease {

@@ -231,4 +231,14 @@ absl::StatusOr<StoreInfo> MemoryStore::GetInfo(MonoTime deadline) {
   return info;
 }
 
+absl::StatusOr<RunId> MemoryStore::ReserveRunIds(int64_t count,
+                                                 MonoTime deadline) {
+  RETURN_IF_ERROR(ValidateRunIdCount(count));
+  RETURN_IF_ERROR(CheckDeadline(clock_, deadline));
+  absl::MutexLock lock(&mu_);
+  const RunId first = max_run_id_ + 1;
+  max_run_id_ += static_cast<RunId>(count);
+  return first;
+}
+
 }  // namespace chime::store

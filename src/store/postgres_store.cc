@@ -250,6 +250,25 @@ absl::StatusOr<StoreInfo> PostgresStore::GetInfo(MonoTime deadline) {
   return info;
 }
 
+absl::StatusOr<RunId> PostgresStore::ReserveRunIds(int64_t count,
+                                                   MonoTime deadline) {
+  RETURN_IF_ERROR(ValidateRunIdCount(count));
+  RunId first = 0;
+  RETURN_IF_ERROR(Write(deadline, [&](PgTx& tx) -> absl::Status {
+    // The meta row's lock orders concurrent reservations.
+    ASSIGN_OR_RETURN(PgResult r,
+                     tx.Run("UPDATE meta SET value = GREATEST(value, (SELECT "
+                            "COALESCE(MAX(id), 0) FROM runs)) + $1::bigint "
+                            "WHERE key = 'max_run_id' RETURNING value",
+                            {absl::StrCat(count)}));
+    if (r.rows() != 1)
+      return absl::DataLossError("meta row \"max_run_id\" is missing");
+    first = static_cast<RunId>(r.Int(0, 0) - count + 1);
+    return absl::OkStatus();
+  }));
+  return first;
+}
+
 std::unique_ptr<Store::JobWatch> PostgresStore::WatchJobs(
     std::function<void()> changed) {
   return std::make_unique<PgJobWatch>(options_.conninfo, clock_,

@@ -132,6 +132,8 @@ class PostgresStore final : public Store {
   absl::StatusOr<IdempotencyOutcome> CheckIdempotencyKey(
       const IdempotencyRecord& record, MonoTime deadline) override;
   absl::StatusOr<StoreInfo> GetInfo(MonoTime deadline) override;
+  absl::StatusOr<RunId> ReserveRunIds(int64_t count,
+                                      MonoTime deadline) override;
   // LISTEN/NOTIFY on a connection of its own (src/store/pg_job_watch.h).
   std::unique_ptr<JobWatch> WatchJobs(std::function<void()> changed) override;
 

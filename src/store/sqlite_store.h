@@ -138,6 +138,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<IdempotencyOutcome> CheckIdempotencyKey(
       const IdempotencyRecord& record, MonoTime deadline) override;
   absl::StatusOr<StoreInfo> GetInfo(MonoTime deadline) override;
+  absl::StatusOr<RunId> ReserveRunIds(int64_t count,
+                                      MonoTime deadline) override;
 
  private:
   // One queued write: `apply` runs on the store thread inside a SAVEPOINT.

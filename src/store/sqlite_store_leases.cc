@@ -186,4 +186,16 @@ absl::StatusOr<StoreInfo> SqliteStore::GetInfo(MonoTime deadline) {
   return info;
 }
 
+absl::StatusOr<RunId> SqliteStore::ReserveRunIds(int64_t count,
+                                                 MonoTime deadline) {
+  RETURN_IF_ERROR(ValidateRunIdCount(count));
+  RunId first = 0;
+  RETURN_IF_ERROR(Write(deadline, [&](Db& db) -> absl::Status {
+    ASSIGN_OR_RETURN(int64_t max_run, MaxRunId(db));
+    first = static_cast<RunId>(max_run) + 1;
+    return SetMeta(db, "max_run_id", max_run + count);
+  }));
+  return first;
+}
+
 }  // namespace chime::store

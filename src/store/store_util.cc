@@ -164,6 +164,14 @@ absl::Status ValidateLimit(int limit) {
   return Invalid("limit", absl::StrCat(limit, " is below 1"));
 }
 
+absl::Status ValidateRunIdCount(int64_t count) {
+  if (count < 1) return Invalid("count", absl::StrCat(count, " is below 1"));
+  if (count > (int64_t{1} << 40)) {
+    return Invalid("count", absl::StrCat(count, " is above 2^40"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateIdempotencyRecord(const IdempotencyRecord& record) {
   if (record.key.empty()) return Invalid("idempotency key", "is empty");
   if (record.expires_at <= record.created_at) {

@@ -58,6 +58,8 @@ absl::Status ValidateJobWrites(absl::Span<const JobWrite> writes);
 absl::Status ValidateClaimBatch(const ClaimBatch& batch);
 absl::Status ValidateTransitions(absl::Span<const RunTransition> batch);
 absl::Status ValidateLimit(int limit);
+// ReserveRunIds: 1 <= count <= 2^40 (RunIds stay far from overflowing).
+absl::Status ValidateRunIdCount(int64_t count);
 absl::Status ValidateIdempotencyRecord(const IdempotencyRecord& record);
 
 // What a put does to the job it names. `existing` is null if the key was never

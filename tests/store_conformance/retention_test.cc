@@ -1,4 +1,8 @@
-// Conformance: retention of run history, and idempotency keys.
+// Conformance: retention of run history, RunIds, and idempotency keys.
+#include <set>
+#include <thread>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
@@ -10,6 +14,7 @@ namespace {
 using ::chime::testing::IsOk;
 using ::chime::testing::StatusIs;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 std::vector<RunId> AllRunIds(Store& store) {
   RunQuery query;
@@ -123,6 +128,60 @@ TEST_P(StoreConformance, RetentionKeepsTheHighestRunIdCounted) {
   absl::StatusOr<StoreInfo> info = store().GetInfo(kForever);
   ASSERT_THAT(info, IsOk());
   EXPECT_EQ(info->max_run_id, 9u);
+}
+
+// Schedulers sharing a store claim under RunIds they reserved: reservations
+// never overlap each other or a claimed RunId, and a scheduler starting
+// later continues after them.
+TEST_P(StoreConformance, ReservedRunIdsAreDisjointAndCounted) {
+  const JobRecord a = MustPut("a");
+  const Fence fence = MustAcquire();
+  MustClaim(fence, a, 0, 7);
+  absl::StatusOr<RunId> first = store().ReserveRunIds(100, kForever);
+  ASSERT_THAT(first, IsOk());
+  EXPECT_EQ(*first, 8u);
+  absl::StatusOr<RunId> second = store().ReserveRunIds(1, kForever);
+  ASSERT_THAT(second, IsOk());
+  EXPECT_EQ(*second, 108u);
+  absl::StatusOr<StoreInfo> info = store().GetInfo(kForever);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->max_run_id, 108u);
+  // A claim under a reserved RunId does not move the next reservation back.
+  MustClaim(fence, a, 10, 50);
+  absl::StatusOr<RunId> third = store().ReserveRunIds(5, kForever);
+  ASSERT_THAT(third, IsOk());
+  EXPECT_EQ(*third, 109u);
+  EXPECT_THAT(store().ReserveRunIds(0, kForever),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("count")));
+}
+
+// Concurrent reservations (several schedulers starting at once) get
+// disjoint ranges.
+TEST_P(StoreConformance, ConcurrentReservationsAreDisjoint) {
+  constexpr int kThreads = 4;
+  constexpr int kEach = 20;
+  std::vector<std::vector<RunId>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        absl::StatusOr<RunId> first = store().ReserveRunIds(10, kForever);
+        if (first.ok()) got[t].push_back(*first);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::set<RunId> firsts;
+  for (const std::vector<RunId>& g : got) {
+    EXPECT_EQ(g.size(), static_cast<size_t>(kEach));
+    firsts.insert(g.begin(), g.end());
+  }
+  ASSERT_EQ(firsts.size(), static_cast<size_t>(kThreads * kEach));
+  RunId expected = *firsts.begin();
+  for (RunId first : firsts) {
+    EXPECT_EQ(first, expected);  // ranges of 10, back to back
+    expected = first + 10;
+  }
 }
 
 IdempotencyRecord Key(const std::string& key, const std::string& response,
