@@ -27,12 +27,13 @@ constexpr int kSendsWhileStopping = 3;
 
 }  // namespace
 
-StoreWriter::StoreWriter(Store& store, Clock& clock, Fence fence,
-                         Options options, std::function<void()> wake,
+StoreWriter::StoreWriter(Store& store, Clock& clock,
+                         std::shared_ptr<const Fences> fences, Options options,
+                         std::function<void()> wake,
                          std::function<void(const absl::Status&)> on_fatal)
     : store_(store),
       clock_(clock),
-      fence_(std::move(fence)),
+      fences_(std::move(fences)),
       options_(options),
       wake_(std::move(wake)),
       on_fatal_(std::move(on_fatal)) {
@@ -254,46 +255,77 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
   return i;
 }
 
+absl::Status StoreWriter::Fenced(
+    uint32_t shard, absl::string_view op, size_t items,
+    const std::function<absl::Status(const Fence&, MonoTime)>& write) {
+  const std::optional<Fence> fence = fences_->Get(shard);
+  if (!fence.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a write for shard ", shard, ", which is not held"));
+  }
+  return Retry(op, items,
+               [&](MonoTime deadline) { return write(*fence, deadline); });
+}
+
 absl::Status StoreWriter::Claim(
     const std::vector<const core::PersistAction*>& batches) {
-  ClaimBatch claim;
-  claim.at = clock_.Now();
+  // One ClaimBatch per shard, in the order the shards first appear.
+  std::vector<std::pair<uint32_t, ClaimBatch>> claims;
+  absl::flat_hash_map<uint32_t, size_t> index;
+  const absl::Time at = clock_.Now();
+  const auto batch_of = [&](const JobKey& key) -> ClaimBatch& {
+    const uint32_t shard = fences_->ShardOf(key);
+    auto [it, inserted] = index.try_emplace(shard, claims.size());
+    if (inserted) claims.emplace_back(shard, ClaimBatch{}).second.at = at;
+    return claims[it->second].second;
+  };
+  bool unknown = false;  // a job never put
   for (const core::PersistAction* b : batches) {
     for (const core::PersistAction::Claim& c : b->claims) {
-      claim.claims.push_back({FireRef{IdOf(c.job_slot), c.fire.generation,
-                                      c.fire.scheduled_time, c.fire.manual},
-                              c.run});
+      const JobId id = IdOf(c.job_slot);
+      unknown |= id == 0;
+      batch_of(c.fire.job)
+          .claims.push_back({FireRef{id, c.fire.generation,
+                                     c.fire.scheduled_time, c.fire.manual},
+                             c.run});
     }
     for (const core::PersistAction::Missed& m : b->missed) {
-      claim.missed.push_back(MissedRecord{
-          IdOf(m.job_slot), m.generation, m.range.first, m.range.last,
-          m.range.count, m.range.count_capped, m.range.reason});
+      const JobId id = IdOf(m.job_slot);
+      unknown |= id == 0;
+      batch_of(m.job).missed.push_back(
+          MissedRecord{id, m.generation, m.range.first, m.range.last,
+                       m.range.count, m.range.count_capped, m.range.reason});
     }
     for (const core::PersistAction::Watermark& w : b->watermarks) {
-      WatermarkAdvance& advance = claim.watermarks.emplace_back();
-      advance.job = IdOf(w.job_slot);
+      const JobId id = IdOf(w.job_slot);
+      unknown |= id == 0;
+      WatermarkAdvance& advance = batch_of(w.job).watermarks.emplace_back();
+      advance.job = id;
       advance.generation = w.generation;
       advance.watermark = w.watermark;
     }
   }
   // Every job was put before its fires were decided (the queue keeps the
   // order), so an unknown one is a bug.
-  const auto unknown = [](JobId id) { return id == 0; };
-  if (std::any_of(claim.claims.begin(), claim.claims.end(),
-                  [&](const FireClaim& c) { return unknown(c.fire.job); }) ||
-      std::any_of(claim.missed.begin(), claim.missed.end(),
-                  [&](const MissedRecord& m) { return unknown(m.job); }) ||
-      std::any_of(claim.watermarks.begin(), claim.watermarks.end(),
-                  [&](const WatermarkAdvance& w) { return unknown(w.job); })) {
+  if (unknown) {
     Fatal(
         absl::FailedPreconditionError("a persist batch names a job never put"));
     return absl::UnavailableError("store writer failed");
   }
-  const size_t items =
-      claim.claims.size() + claim.missed.size() + claim.watermarks.size();
-  return Retry("claim_fires", items, [&](MonoTime deadline) {
-    return store_.ClaimFires(fence_, claim, deadline);
-  });
+  // Shards are independent: a refusal in one leaves the others' writes in
+  // place, and each is accepted again when re-sent (every claim, missed
+  // record and watermark is idempotent).
+  absl::Status first_error;
+  for (const auto& [shard, claim] : claims) {
+    const size_t items =
+        claim.claims.size() + claim.missed.size() + claim.watermarks.size();
+    absl::Status s = Fenced(shard, "claim_fires", items,
+                            [&](const Fence& fence, MonoTime dl) {
+                              return store_.ClaimFires(fence, claim, dl);
+                            });
+    if (!s.ok() && first_error.ok()) first_error = s;
+  }
+  return first_error;
 }
 
 size_t StoreWriter::WriteClaims(std::vector<Item>& items, size_t i) {
@@ -335,15 +367,35 @@ size_t StoreWriter::WriteClaims(std::vector<Item>& items, size_t i) {
 
 size_t StoreWriter::WriteTransitions(std::vector<Item>& items, size_t i) {
   std::vector<RunTransition> batch;
+  std::vector<uint32_t> shards;  // of batch's transitions
   std::vector<Completion> done;
+  const auto write = [&](uint32_t shard, absl::Span<const RunTransition> ts) {
+    absl::Status s = Fenced(shard, "transition_runs", ts.size(),
+                            [&](const Fence& fence, MonoTime deadline) {
+                              return store_.TransitionRuns(fence, ts, deadline);
+                            });
+    if (!s.ok()) Fatal(s);
+  };
   const auto flush = [&] {
     if (batch.empty() || failed_) return;
-    absl::Status s =
-        Retry("transition_runs", batch.size(), [&](MonoTime deadline) {
-          return store_.TransitionRuns(fence_, batch, deadline);
-        });
-    if (!s.ok()) Fatal(s);
+    if (std::all_of(shards.begin(), shards.end(),
+                    [&](uint32_t s) { return s == shards[0]; })) {
+      write(shards[0], batch);
+    } else {
+      // One call per shard, each keeping its transitions' order.
+      absl::flat_hash_map<uint32_t, std::vector<RunTransition>> by_shard;
+      std::vector<uint32_t> order;
+      for (size_t k = 0; k < batch.size(); ++k) {
+        auto [it, inserted] = by_shard.try_emplace(shards[k]);
+        if (inserted) order.push_back(shards[k]);
+        it->second.push_back(std::move(batch[k]));
+      }
+      for (uint32_t shard : order) {
+        if (!failed_) write(shard, by_shard[shard]);
+      }
+    }
     batch.clear();
+    shards.clear();
   };
   for (; i < items.size(); ++i) {
     auto* item = std::get_if<TransitionItem>(&items[i]);
@@ -355,19 +407,22 @@ size_t StoreWriter::WriteTransitions(std::vector<Item>& items, size_t i) {
       // got in, the run is pending in the store and is cancelled there too.
       if (t.to == core::RunState::kCancelled && !failed_) {
         flush();
-        absl::Status s = Retry("transition_runs", 1, [&](MonoTime deadline) {
-          return store_.TransitionRun(
-              fence_,
-              RunTransition{t.run, RunState::kPending, RunState::kCancelled,
-                            t.attempt, 0, item->at, t.detail, ""},
-              deadline);
-        });
+        absl::Status s = Fenced(
+            fences_->ShardOf(t.fire.job), "transition_runs", 1,
+            [&](const Fence& fence, MonoTime deadline) {
+              return store_.TransitionRun(
+                  fence,
+                  RunTransition{t.run, RunState::kPending, RunState::kCancelled,
+                                t.attempt, 0, item->at, t.detail, ""},
+                  deadline);
+            });
         if (!s.ok() && !absl::IsNotFound(s)) Fatal(s);
       }
     } else {
       batch.push_back(RunTransition{t.run, t.from, t.to, t.attempt,
                                     item->exit_code, item->at, t.detail,
                                     std::move(item->output)});
+      shards.push_back(fences_->ShardOf(t.fire.job));
       if (batch.size() >= options_.max_records_per_call) flush();
     }
     if (options_.report_transitions)

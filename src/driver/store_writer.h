@@ -26,6 +26,11 @@
 // in flight) is written as pending -> cancelled when the claim got into the
 // store, and is nothing otherwise.
 //
+// Fences. Each write goes under the fence of its job (fences.h): one call
+// per shard among the records merged, each under that shard's lease. A
+// record whose shard is not held is a driver bug, reported through
+// `on_fatal` as FailedPrecondition (like a fenced write).
+//
 // Thread-safety: every method may be called from any thread; the scheduler
 // thread is the one that enqueues and takes completions.
 #ifndef CHIME_SRC_DRIVER_STORE_WRITER_H_
@@ -34,6 +39,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <variant>
@@ -46,6 +52,7 @@
 #include "chime/scheduler.h"
 #include "chime/store.h"
 #include "src/core/plan.h"
+#include "src/driver/fences.h"
 
 namespace chime::driver {
 
@@ -94,9 +101,15 @@ class StoreWriter {
   // there were none. `on_fatal` is called once, on the writer thread, when a
   // write is refused in a way the Plan cannot handle; the writer then drops
   // every later write.
+  StoreWriter(Store& store, Clock& clock, std::shared_ptr<const Fences> fences,
+              Options options, std::function<void()> wake,
+              std::function<void(const absl::Status&)> on_fatal);
+  // Every write under `fence`.
   StoreWriter(Store& store, Clock& clock, Fence fence, Options options,
               std::function<void()> wake,
-              std::function<void(const absl::Status&)> on_fatal);
+              std::function<void(const absl::Status&)> on_fatal)
+      : StoreWriter(store, clock, std::make_shared<Fences>(std::move(fence)),
+                    std::move(options), std::move(wake), std::move(on_fatal)) {}
   ~StoreWriter();  // Stop()
   StoreWriter(const StoreWriter&) = delete;
   StoreWriter& operator=(const StoreWriter&) = delete;
@@ -169,8 +182,13 @@ class StoreWriter {
   // `op` and `items` are what Options::on_write hears.
   absl::Status Retry(absl::string_view op, size_t items,
                      const std::function<absl::Status(MonoTime)>& write);
-  // ClaimFires of `batches` as one call.
+  // ClaimFires of `batches`: one call per shard among them.
   absl::Status Claim(const std::vector<const core::PersistAction*>& batches);
+  // Retry(op, items, write) under the fence of `shard`; FailedPrecondition
+  // (fatal) when it is not held.
+  absl::Status Fenced(
+      uint32_t shard, absl::string_view op, size_t items,
+      const std::function<absl::Status(const Fence&, MonoTime)>& write);
   // A refusal the Plan cannot handle: on_fatal, then every later write is
   // dropped. (A write given up while shutting down is only logged.)
   void Fatal(const absl::Status& status);
@@ -180,7 +198,7 @@ class StoreWriter {
 
   Store& store_;
   Clock& clock_;
-  const Fence fence_;
+  const std::shared_ptr<const Fences> fences_;
   const Options options_;
   const std::function<void()> wake_;
   const std::function<void(const absl::Status&)> on_fatal_;

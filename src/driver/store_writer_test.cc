@@ -2,9 +2,11 @@
 // batch gets its own answer and the good ones are written.
 #include "src/driver/store_writer.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/store/memory_store.h"
@@ -19,6 +21,7 @@ namespace {
 using ::chime::testing::FaultInjectionStore;
 using ::chime::testing::IsOk;
 using ::chime::testing::StatusIs;
+using ::testing::HasSubstr;
 
 constexpr MonoTime kForever = MonoTime::Infinite();
 
@@ -123,6 +126,87 @@ TEST(StoreWriterTest, ABacklogIsWrittenInCallsOfBoundedSize) {
   EXPECT_EQ(writer.TakeCompletions().size(), static_cast<size_t>(kFires));
   absl::StatusOr<RunDetail> last = base.GetRun(kFires, kForever);
   EXPECT_THAT(last, IsOk());
+}
+
+// A node of a sharded cluster writes each job's claims and transitions under
+// its shard's lease; a write for a shard it does not hold is refused before
+// it reaches the store.
+TEST(StoreWriterTest, WritesGoUnderTheLeaseOfTheirJobsShard) {
+  SimulatedClock clock;
+  store::MemoryStore store(store::MemoryStore::Options{&clock});
+  auto fences = Fences::Sharded(4);
+  // Three jobs in three different shards.
+  std::vector<JobSpec> specs;
+  std::vector<uint32_t> shards;
+  for (int i = 0; specs.size() < 3 && i < 100; ++i) {
+    JobSpec spec =
+        ::chime::testing::CronJob(absl::StrCat("job-", i), "* * * * *");
+    const uint32_t shard = fences->ShardOf(spec.key);
+    if (std::find(shards.begin(), shards.end(), shard) != shards.end())
+      continue;
+    specs.push_back(spec);
+    shards.push_back(shard);
+  }
+  ASSERT_EQ(specs.size(), 3u);
+  std::vector<int64_t> tokens;
+  for (int k = 0; k < 2; ++k) {  // the third job's shard is not held
+    absl::StatusOr<LeaseGrant> grant = store.AcquireLease(
+        absl::StrCat("shard/", shards[k]), "test", absl::Hours(1), kForever);
+    ASSERT_THAT(grant, IsOk());
+    fences->Hold(shards[k],
+                 Fence{absl::StrCat("shard/", shards[k]), grant->token});
+    tokens.push_back(grant->token);
+  }
+  EXPECT_EQ(fences->Held().size(), 2u);
+  absl::Status fatal;
+  auto writer = std::make_unique<StoreWriter>(
+      store, clock, fences, StoreWriter::Options{}, [] {},
+      [&](const absl::Status& s) { fatal = s; });
+  const absl::Time at = absl::UnixEpoch() + absl::Minutes(1);
+  core::PersistAction batch;
+  batch.batch = 1;
+  for (uint32_t k = 0; k < 3; ++k) {
+    writer->PutJob(core::PackedSpec::Pack(specs[k]), false, 1, k);
+    if (k < 2) batch.claims.push_back({FireKey{specs[k].key, 1, at}, k + 1, k});
+  }
+  writer->Persist(batch);
+  for (uint32_t k = 0; k < 2; ++k) {
+    writer->Transition(
+        core::TransitionAction{k + 1, FireKey{specs[k].key, 1, at},
+                               RunState::kPending, RunState::kRunning, 1, ""},
+        at);
+  }
+  writer->Stop();  // writes what is queued
+  for (uint32_t k = 0; k < 2; ++k) {
+    absl::StatusOr<RunDetail> run = store.GetRun(k + 1, kForever);
+    ASSERT_THAT(run, IsOk());
+    EXPECT_EQ(run->run.token, tokens[k]) << "job " << k;
+    EXPECT_EQ(run->run.state, RunState::kRunning);
+  }
+  EXPECT_THAT(fatal, IsOk());
+
+  // The third job's shard is not held: nothing is written, and the writer
+  // answers as it would a fenced write: the claim's batch to the Plan, a
+  // transition as fatal.
+  writer = std::make_unique<StoreWriter>(
+      store, clock, fences, StoreWriter::Options{}, [] {},
+      [&](const absl::Status& s) { fatal = s; });
+  writer->PutJob(core::PackedSpec::Pack(specs[2]), false, 1, 0);
+  core::PersistAction third = OneClaim(2, FireKey{specs[2].key, 1, at}, 3);
+  writer->Persist(third);
+  writer->Transition(
+      core::TransitionAction{3, FireKey{specs[2].key, 1, at},
+                             RunState::kPending, RunState::kRunning, 1, ""},
+      at);
+  writer->Stop();
+  std::vector<StoreWriter::Completion> done = writer->TakeCompletions();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_THAT(std::get<StoreWriter::Persisted>(done[0]).status,
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr(absl::StrCat("shard ", shards[2]))));
+  EXPECT_THAT(fatal, StatusIs(absl::StatusCode::kFailedPrecondition,
+                              HasSubstr(absl::StrCat("shard ", shards[2]))));
+  EXPECT_THAT(store.GetRun(3, kForever), StatusIs(absl::StatusCode::kNotFound));
 }
 
 }  // namespace
