@@ -35,11 +35,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "chime/clock.h"
 #include "chime/scheduler.h"
 #include "chime/store.h"
 #include "src/core/plan.h"
 #include "src/driver/clock_offset.h"
+#include "src/driver/fences.h"
+#include "src/driver/shard_keeper.h"
 
 namespace chime::driver {
 
@@ -75,6 +78,18 @@ inline constexpr absl::string_view kClockSkewRefusal =
 absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
                                   absl::string_view holder, absl::Duration ttl,
                                   absl::Duration max_clock_skew);
+
+// A node of a sharded cluster (SchedulerOptions::shards) takes shards over
+// one batch at a time: the shard leases were just acquired (`gained`), and
+// steps 2 and 3 of Recover run for the jobs in those shards only (by
+// `fences.ShardOf`), each run's writes under its shard's lease. A pending
+// run of a shard its last holder released (GainedShard::released) is kept
+// pending whatever its time: it never started. Recovered::fence and
+// max_run_id are not set.
+absl::StatusOr<Recovered> RecoverShards(Store& store, Clock& clock,
+                                        const Fences& fences,
+                                        absl::Span<const GainedShard> gained,
+                                        absl::Duration max_clock_skew);
 
 // How a job the Plan does not know yet continues what `stored` (its record in
 // the store, live or deleted) left: the generation its fires carry -- the

@@ -1,0 +1,153 @@
+// ShardKeeper: a node's shard leases in a sharded cluster (docs/cluster.md,
+// "Shards: the design").
+//
+// Every `tick` (a third of the ttl) the keeper
+//   - renews every shard lease it holds (the renewer thread). A renewal sent
+//     at monotonic time s and answered OK proves the lease held until s + ttl
+//     by the store's clock; the keeper takes s + ttl - ttl/5 as the shard's
+//     local deadline (as LeaseKeeper does for one lease). Past a held shard's
+//     deadline, or when a renewal is refused (another holder has the lease),
+//     every shard is lost: Valid() is false for all of them from then on and
+//     `on_lost` is called once. A watchdog thread reports a deadline that
+//     passes while a renewal hangs in the store;
+//   - reads the leases (the mover thread): the live members (member leases,
+//     kMemberLeasePrefix + name) and each shard lease's holder, and decides
+//     with cluster::PlanShardMoves. It acquires the free shards this node
+//     owns -- each is renewed from its grant on -- and hands them to
+//     `on_gained` (which takes their jobs over, e.g. recovering their runs,
+//     and returns once it has); it asks `on_hand_off` to stop scheduling the
+//     shards another member owns, and releases each one's lease once the
+//     caller says (Released) that its writes are done. Until then the lease
+//     is renewed as before.
+// A shard lease's holder is this node's `holder` string, the same as its
+// member lease's: other nodes tell whose it is from the member leases. The
+// keeper does not hold the member lease itself (the caller does, with a
+// LeaseKeeper): it only changes anything while it sees this node among the
+// live members.
+//
+// Clean handoffs. A shard whose lease was released (not expired) by its last
+// holder, which released it only after every write of its runs was done, has
+// no run that started without its record: GainedShard::released says so,
+// when nothing could have been granted between the reading and the grant.
+//
+// Thread-safety: Valid(), Held() and Released() may be called from any
+// thread; Start and Stop from one. The callbacks run on the keeper's threads
+// and must not call Stop.
+#ifndef CHIME_SRC_DRIVER_SHARD_KEEPER_H_
+#define CHIME_SRC_DRIVER_SHARD_KEEPER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "chime/clock.h"
+#include "chime/store.h"
+
+namespace chime::driver {
+
+// A shard lease just acquired.
+struct GainedShard {
+  uint32_t shard = 0;
+  Fence fence;
+  // The lease was released by its last holder just before this grant (see
+  // the file comment); false when it expired, was never taken, or cannot be
+  // told.
+  bool released = false;
+  // When the grant was asked for, and the store's time in it.
+  MonoTime granted_at;
+  absl::Time store_time = absl::InfinitePast();
+};
+
+class ShardKeeper {
+ public:
+  struct Options {
+    uint32_t shards = 64;
+    std::string member;  // this node's member name
+    std::string holder;  // the holder string of this node's leases
+    absl::Duration ttl = absl::Seconds(5);
+  };
+  struct Callbacks {
+    // REQUIRED. Takes the shards over; an error gives them back (their leases
+    // are released, and acquired again on a later tick).
+    std::function<absl::Status(const std::vector<GainedShard>&)> on_gained;
+    // REQUIRED. Stop scheduling these shards; call Released for each.
+    std::function<void(const std::vector<uint32_t>&)> on_hand_off;
+    // Every shard is lost (see the file comment). Called once.
+    std::function<void(const absl::Status&)> on_lost;
+  };
+
+  ShardKeeper(Store& store, Clock& clock, Options options, Callbacks callbacks);
+  ~ShardKeeper() { Stop(); }
+  ShardKeeper(const ShardKeeper&) = delete;
+  ShardKeeper& operator=(const ShardKeeper&) = delete;
+
+  void Start();
+  // Stops the threads. Held leases stay held until they expire, unless
+  // ReleaseAll. Idempotent.
+  void Stop();
+  // After Stop: releases every lease still held (the caller's writes under
+  // them are done).
+  void ReleaseAll();
+
+  // A handed-off shard's writes are done: `clean` -- every write under its
+  // lease was accepted -- releases the lease; otherwise it is left to expire
+  // (its next holder then treats its runs as a crash's).
+  void Released(uint32_t shard, bool clean);
+
+  // Whether `shard` is surely held at `now`.
+  bool Valid(uint32_t shard, MonoTime now) const;
+  // The shards held (handing off included), ascending.
+  std::vector<uint32_t> Held() const;
+
+ private:
+  enum class State { kFree, kHeld, kHandingOff, kReleasing };
+  struct Shard {
+    State state = State::kFree;
+    Fence fence;
+    bool clean = false;  // kReleasing: release the lease
+  };
+
+  void Renew();
+  void Watch();
+  void Move();
+  // One pass of Move: read, decide, acquire, hand off.
+  void MoveOnce();
+  // Releases the leases of shards in kReleasing.
+  void ReleaseDone();
+  void ReportLost(const absl::Status& why);
+  void SetValidUntil(uint32_t shard, MonoTime t);
+  MonoTime ValidUntil(uint32_t shard) const;
+
+  Store& store_;
+  Clock& clock_;
+  const Options options_;
+  const Callbacks callbacks_;
+  const absl::Duration margin_;
+  // By shard: the local deadline in nanoseconds since the monotonic origin
+  // (0: not held, or lost).
+  std::unique_ptr<std::atomic<int64_t>[]> valid_until_ns_;
+  // The deadline of the renewal in flight (0: none), for Watch.
+  std::atomic<int64_t> renewal_deadline_ns_{0};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Shard> shards_;  // guarded by mu_
+  bool stop_ = false;          // guarded by mu_
+  bool lost_ = false;          // guarded by mu_
+  bool released_ = false;      // guarded by mu_: a Released() to act on
+  std::thread renewer_;
+  std::thread watchdog_;
+  std::thread mover_;
+};
+
+}  // namespace chime::driver
+
+#endif  // CHIME_SRC_DRIVER_SHARD_KEEPER_H_
