@@ -125,6 +125,30 @@ bool HasTransition(const RunDetail& run, RunState from, RunState to,
                      });
 }
 
+// When the runs of a job that forbids overlap let a run of `fire` start: the
+// latest end of an earlier fire's run (the first in its buffer waits for it);
+// InfiniteFuture if one was still running at the end. InfinitePast for a job
+// that allows overlap, or when none ran before it.
+absl::Time BusyUntil(const History& h, const FireRef& fire) {
+  auto job = h.jobs.find(fire.job);
+  if (job == h.jobs.end() ||
+      job->second.spec.overlap.action == OverlapAction::kAllow) {
+    return absl::InfinitePast();
+  }
+  absl::Time until = absl::InfinitePast();
+  for (const auto& [id, run] : h.runs) {
+    if (run.run.fire.job != fire.job ||
+        run.run.fire.scheduled_time >= fire.scheduled_time) {
+      continue;
+    }
+    if (run.run.state == RunState::kRunning) return absl::InfiniteFuture();
+    for (const TransitionRecord& t : run.transitions) {
+      if (t.from == RunState::kRunning) until = std::max(until, t.at);
+    }
+  }
+  return until;
+}
+
 void CheckClaims(const History& h, absl::Time stopped, CrashReport& r) {
   absl::flat_hash_map<FireRef, std::vector<RunId>> by_fire;
   for (const auto& [id, run] : h.runs) {
@@ -144,6 +168,11 @@ void CheckClaims(const History& h, absl::Time stopped, CrashReport& r) {
         std::max(run.run.fire.scheduled_time, run.run.created_at);
     if (!run.transitions.empty())
       waiting_since = std::max(waiting_since, run.transitions.back().at);
+    // A run buffered behind an earlier fire's run (overlap buffer_one /
+    // buffer_all) waits for it to end: one that ends during the stop's
+    // grace leaves the buffered run to the next scheduler.
+    if (state == RunState::kPending)
+      waiting_since = std::max(waiting_since, BusyUntil(h, run.run.fire));
     if (state != RunState::kRunning &&
         waiting_since > stopped - kReleaseSlack) {
       ++r.released;

@@ -223,5 +223,31 @@ TEST_F(CrashCheckerTest, ARunClaimedLateJustBeforeTheStopIsReleased) {
   EXPECT_EQ(r->released, 1);
 }
 
+// Job 1 buffers (buffer_one): a run waits for the earlier fire's run to
+// end. One that ended during the stop's grace left the buffered run to the
+// next scheduler (the CI failure of 2026-11-30: not a stranded run).
+TEST_F(CrashCheckerTest, ARunBufferedBehindOneEndingInTheStopIsReleased) {
+  WriteConsistentHistory();
+  ASSERT_EQ(jobs_[1].spec.overlap.action, OverlapAction::kBufferOne);
+  Claim(1, {{Ref(1, 10), 5}, {Ref(1, 12), 6}}, {}, 12, 12);
+  Transition(5, RunState::kPending, RunState::kRunning, 1, T(10));
+  Transition(5, RunState::kRunning, RunState::kSucceeded, 1, T(101));
+  absl::StatusOr<CrashReport> r = Check(100);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_THAT(r->unfinished, IsEmpty());
+  EXPECT_EQ(r->released, 1);
+}
+
+// ... but a buffered run passed over by a later fire's run is stuck.
+TEST_F(CrashCheckerTest, ABufferedRunALaterFireOvertookIsStuck) {
+  WriteConsistentHistory();
+  Claim(1, {{Ref(1, 20), 7}, {Ref(1, 30), 8}}, {}, 30, 20);
+  Transition(8, RunState::kPending, RunState::kRunning, 1, T(30));
+  Transition(8, RunState::kRunning, RunState::kSucceeded, 1, T(31));
+  absl::StatusOr<CrashReport> r = Check(100);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_THAT(r->unfinished, ElementsAre(HasSubstr("run 7 pending")));
+}
+
 }  // namespace
 }  // namespace chime::crash
