@@ -186,7 +186,16 @@ struct SchedulerStats {
   // The store's wall clock minus this process's, at the lease's last grant
   // or renewal (with a finite lease_ttl and a store that says its time).
   std::optional<absl::Duration> clock_offset;
+  // With shards: the shards scheduled here, ascending, and the jobs kept
+  // for shards other nodes hold.
+  std::vector<uint32_t> shards;
+  int64_t jobs_elsewhere = 0;
 };
+
+// The payload (absl::Status::GetPayload) of the FailedPrecondition that a
+// scheduler with shards answers for a job of a shard another node holds:
+// the shard's number, in decimal.
+inline constexpr char kShardElsewherePayload[] = "chime.dev/shard-elsewhere";
 
 struct SchedulerOptions {
   Clock* clock = nullptr;  // default: RealClock::Get()
@@ -251,6 +260,24 @@ struct SchedulerOptions {
   absl::Duration max_clock_skew = absl::InfiniteDuration();
   // Argument: the store's clock minus this process's.
   std::function<void(absl::Duration offset)> on_clock_skew;
+  // Shards (docs/cluster.md): with a store shared by several processes, > 0
+  // divides the jobs into this many shards by a fixed hash of their key,
+  // each with a lease of its own ("shard/<n>"), so that several schedulers --
+  // one per node -- run the store's jobs at once, each those of the shards it
+  // holds. This scheduler then holds a member lease ("member/<node_name>")
+  // instead of the one "scheduler" lease, takes the shards that rendezvous
+  // hashing gives it among the live members (recovering their runs as a
+  // restart would), and hands off cleanly the ones another member should
+  // have: it stops deciding their fires, lets their running attempts finish
+  // for handoff_grace (then cancels them), writes their outcomes and releases
+  // the lease. Add every job to every node's scheduler: a job of a shard
+  // another node holds is kept, not scheduled (TriggerJob and NextFireTime
+  // answer FailedPrecondition naming the shard), and scheduled once its
+  // shard comes here. Every node of a store must use the same number.
+  // 0: one lease for all jobs, one scheduler at a time.
+  // REQUIRES with shards: a store and a finite lease_ttl.
+  uint32_t shards = 0;
+  absl::Duration handoff_grace = absl::Seconds(30);
   // The scheduler sleeps on the monotonic clock until its next timer; it
   // also wakes at least this often to notice a wall-clock step (the fires a
   // step forward skipped over are then due at once; a step back re-times

@@ -39,6 +39,11 @@ absl::Status Plan::ValidateOptions(const PlanOptions& options) {
   if (options.first_run_id < 1) {
     return absl::InvalidArgumentError("first_run_id: must be at least 1");
   }
+  if (options.run_id_end != 0 &&
+      (options.run_id_end <= options.first_run_id || !options.more_run_ids)) {
+    return absl::InvalidArgumentError(
+        "run_id_end: must be above first_run_id, with more_run_ids");
+  }
   if (options.lookahead < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("lookahead: must not be negative");
   }
@@ -62,7 +67,8 @@ Plan::Plan(PlanOptions options, Now now)
       ready_(options.max_concurrent_runs),
       wall_minus_mono_(now.wall - absl::UnixEpoch() - now.mono.SinceOrigin()),
       timeline_(wall_minus_mono_),
-      next_run_(options.first_run_id) {
+      next_run_(options.first_run_id),
+      run_id_end_(options.run_id_end) {
   if (absl::Status s = ValidateOptions(options_); !s.ok())
     PlanInvariantViolated(std::string(s.message()));
   for (const auto& [name, config] : options_.namespaces) {

@@ -48,11 +48,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -233,6 +235,13 @@ struct PlanOptions {
   // The first RunId this Plan hands out (a restarted scheduler continues after
   // the highest RunId its store has seen).
   RunId first_run_id = 1;
+  // RunIds in ranges (schedulers sharing a store, each with ranges of its
+  // own): not 0, the end of the first range [first_run_id, run_id_end); when
+  // it is used up the Plan calls more_run_ids for the next [first, end)
+  // (REQUIRED then; end > first), on the thread calling the Plan. 0: one
+  // unbounded range.
+  RunId run_id_end = 0;
+  std::function<std::pair<RunId, RunId>()> more_run_ids;
   // How long before its time a fire may be decided, claimed and handed to the
   // driver (staged), so that many fires sharing an instant all start on time.
   // Applies to jobs whose overlap policy is `allow` (their decision does not
@@ -602,6 +611,7 @@ class Plan {
   absl::flat_hash_map<JobKey, int64_t> retired_generations_;
   absl::flat_hash_map<RunId, std::unique_ptr<Run>> runs_;
   RunId next_run_;
+  RunId run_id_end_;  // PlanOptions::run_id_end, then each range's end
   uint64_t next_batch_ = 1;
   // Persist batches sent and not yet answered; failed ones wait for a retry
   // timer.

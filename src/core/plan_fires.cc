@@ -70,6 +70,12 @@ void Plan::AddMissed(Job& job, const MissedRange& range, PersistAction* persist,
 Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
                         PersistAction* persist) {
   auto run = std::make_unique<Run>();
+  if (run_id_end_ != 0 && next_run_ == run_id_end_) {
+    const auto [first, end] = options_.more_run_ids();
+    if (end <= first) PlanInvariantViolated("more_run_ids: an empty range");
+    next_run_ = first;
+    run_id_end_ = end;
+  }
   run->id = next_run_++;
   run->fire = FireKey{job.key, job.generation, scheduled, manual};
   run->job_slot = job.slot;

@@ -17,6 +17,7 @@ namespace {
 using ::chime::testing::IsOk;
 using ::chime::testing::StatusIs;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 absl::Time T(absl::string_view rfc3339) { return *time::ParseRfc3339(rfc3339); }
 
@@ -506,6 +507,32 @@ TEST(Plan, TimeoutCancelsGracefullyThenByForce) {
       ElementsAre(
           "01:00:40 a:1:2026-03-01T01:00:00Z failed (timed out (exhausted 1 "
           "attempt))"));
+}
+
+// Schedulers sharing a store hand out RunIds from ranges they reserved: the
+// Plan asks for the next range when one is used up.
+TEST(Plan, RunIdsContinueInTheNextRangeAskedFor) {
+  PlanOptions options;
+  options.first_run_id = 10;
+  options.run_id_end = 12;
+  std::vector<std::pair<RunId, RunId>> ranges = {{100, 102}, {200, 300}};
+  int asked = 0;
+  options.more_run_ids = [&] { return ranges.at(asked++); };
+  Harness h(options);
+  ASSERT_THAT(h.Add(Cron("a", "* * * * *")), IsOk());
+  for (int i = 0; i < 5; ++i) {
+    h.AdvanceBy(absl::Minutes(1));
+    h.Finish(h.starts().back().run, 1, AttemptOutcome::kSucceeded);
+  }
+  std::vector<RunId> ids;
+  for (const StartAttemptAction& s : h.starts()) ids.push_back(s.run);
+  EXPECT_THAT(ids, ElementsAre(10, 11, 100, 101, 200));
+  EXPECT_EQ(asked, 2);
+  PlanOptions bad;
+  bad.run_id_end = 5;  // no more_run_ids
+  EXPECT_THAT(
+      Plan::ValidateOptions(bad),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("run_id_end")));
 }
 
 }  // namespace

@@ -144,22 +144,24 @@ absl::Status TakeOverRuns(Store& store, Clock& clock, const Scope& scope,
 
 }  // namespace
 
-absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
-                                  absl::string_view holder, absl::Duration ttl,
-                                  absl::Duration max_clock_skew) {
+absl::StatusOr<Recovered> TakeLease(Store& store, Clock& clock,
+                                    absl::string_view lease,
+                                    absl::string_view holder,
+                                    absl::Duration ttl,
+                                    absl::Duration max_clock_skew) {
   const auto deadline = [&] { return clock.MonoNow() + kCallTimeout; };
   Recovered r;
+  r.holder = std::string(holder);
   r.granted_at = clock.MonoNow();
   const absl::Time sent = clock.Now();
   absl::StatusOr<LeaseGrant> grant =
-      store.AcquireLease(kSchedulerLease, holder, ttl, deadline());
+      store.AcquireLease(lease, holder, ttl, deadline());
   if (absl::IsAlreadyExists(grant.status())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(kLeaseHeldElsewhere, " \"", kSchedulerLease,
-                     "\": ", grant.status().message()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        kLeaseHeldElsewhere, " \"", lease, "\": ", grant.status().message()));
   }
   if (!grant.ok()) return Step("acquiring the lease", grant.status());
-  r.fence = Fence{std::string(kSchedulerLease), grant->token};
+  r.fence = Fence{std::string(lease), grant->token};
   r.store_time = grant->store_time;
   r.clock_offset = MeasureClockOffset(grant->store_time, sent, clock.Now());
   if (r.clock_offset.has_value() &&
@@ -172,7 +174,15 @@ absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
                      ", more than max_clock_skew (",
                      absl::FormatDuration(max_clock_skew), ")"));
   }
+  return r;
+}
 
+absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
+                                  absl::string_view holder, absl::Duration ttl,
+                                  absl::Duration max_clock_skew) {
+  const auto deadline = [&] { return clock.MonoNow() + kCallTimeout; };
+  ASSIGN_OR_RETURN(Recovered r, TakeLease(store, clock, kSchedulerLease, holder,
+                                          ttl, max_clock_skew));
   absl::StatusOr<StoreInfo> info = store.GetInfo(deadline());
   if (!info.ok()) return Step("reading the store", info.status());
   r.max_run_id = info->max_run_id;

@@ -48,6 +48,7 @@ namespace chime::driver {
 
 struct Recovered {
   Fence fence;          // the lease just granted
+  std::string holder;   // its holder string
   MonoTime granted_at;  // when it was asked for (its ttl counts from there)
   // This process's clock against the store's, measured by the grant, and
   // the store's time the grant said (LeaseGrant::store_time).
@@ -78,6 +79,15 @@ inline constexpr absl::string_view kClockSkewRefusal =
 absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
                                   absl::string_view holder, absl::Duration ttl,
                                   absl::Duration max_clock_skew);
+
+// Step 1 of Recover for lease `lease` (Recover's is kSchedulerLease; a node
+// of a sharded cluster takes its member lease): the lease, its grant's time
+// and this clock's offset; nothing else is set.
+absl::StatusOr<Recovered> TakeLease(Store& store, Clock& clock,
+                                    absl::string_view lease,
+                                    absl::string_view holder,
+                                    absl::Duration ttl,
+                                    absl::Duration max_clock_skew);
 
 // A node of a sharded cluster (SchedulerOptions::shards) takes shards over
 // one batch at a time: the shard leases were just acquired (`gained`), and

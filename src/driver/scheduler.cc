@@ -29,6 +29,10 @@ absl::Status ShutDownError() {
 // taken once and never renewed.
 constexpr absl::Duration kLeaseTtl = absl::Hours(24 * 365);
 
+// With shards: the RunIds a scheduler reserves when it is created (later
+// ranges: scheduler_shards.cc).
+constexpr int64_t kFirstRunIdRange = int64_t{1} << 16;
+
 // This machine's name, for the lease's holder: on a shared store the holder
 // tells the operator which node has it.
 std::string HostName() {
@@ -47,18 +51,28 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
       chain_(options_.interceptors),
       store_(std::move(store)),
       fence_(recovered.fence),
-      plan_(plan_options, Now()),
+      fences_(options_.shards > 0 ? Fences::Sharded(options_.shards)
+                                  : std::make_shared<Fences>(fence_)),
+      plan_(
+          [&] {
+            core::PlanOptions o = plan_options;
+            if (o.run_id_end != 0)
+              o.more_run_ids = [this] { return MoreRunIds(); };
+            return o;
+          }(),
+          Now()),
       stored_jobs_(std::move(recovered.jobs)),
       lost_runs_(std::move(recovered.lost)),
       pending_runs_(std::move(recovered.pending)),
       recovery_events_(std::move(recovered.events)) {
+  run_id_end_ = plan_options.run_id_end;
   if (store_ == nullptr) return;  // nothing is written anywhere
   StoreWriter::Options writer;
   writer.report_transitions = static_cast<bool>(options_.on_run_event);
   writer.on_write = options_.on_store_write;
   const bool renewed = options_.lease_ttl != absl::InfiniteDuration();
   writer_ = std::make_unique<StoreWriter>(
-      *store_, clock_, fence_, writer, [this] { wakeup_.Notify(); },
+      *store_, clock_, fences_, writer, [this] { wakeup_.Notify(); },
       [this, renewed](const absl::Status& s) {
         // With a lease that can expire, a fenced write means another
         // scheduler took over.
@@ -77,6 +91,22 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
     lease_ = std::make_unique<LeaseKeeper>(
         *store_, clock_, fence_, options_.lease_ttl, recovered.granted_at,
         [this](const absl::Status& s) { LeaseLost(s); }, std::move(skew));
+  }
+  if (options_.shards > 0) {
+    shards_.resize(options_.shards);
+    ShardKeeper::Callbacks callbacks;
+    callbacks.on_gained = [this](const std::vector<GainedShard>& gained) {
+      return OnGained(gained);
+    };
+    callbacks.on_hand_off = [this](const std::vector<uint32_t>& shards) {
+      OnHandOff(shards);
+    };
+    callbacks.on_lost = [this](const absl::Status& s) { LeaseLost(s); };
+    shard_keeper_ = std::make_unique<ShardKeeper>(
+        *store_, clock_,
+        ShardKeeper::Options{options_.shards, options_.node_name,
+                             recovered.holder, options_.lease_ttl},
+        std::move(callbacks));
   }
 }
 
@@ -100,6 +130,8 @@ absl::Status SchedulerImpl::Start() {
   state_ = State::kRunning;
   thread_ = std::thread([this] { Loop(); });
   loop_thread_id_ = thread_.get_id();
+  // Its first gains run commands: after the thread is there for them.
+  if (shard_keeper_ != nullptr) shard_keeper_->Start();
   return absl::OkStatus();
 }
 
@@ -136,6 +168,10 @@ R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
   done.WaitForNotification();
   return *std::move(result);
 }
+
+// scheduler_shards.cc's commands.
+template absl::Status SchedulerImpl::Call<absl::Status>(
+    absl::FunctionRef<absl::Status()> f);
 
 absl::Status SchedulerImpl::AddJob(const JobSpec& spec,
                                    std::shared_ptr<const JobFunction> fn) {
@@ -192,6 +228,10 @@ void SchedulerImpl::ApplyAdds(std::vector<PendingAdd>& adds, core::Now now) {
 void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   const JobSpec spec = add.packed.Unpack();
   const JobKey& key = spec.key;
+  if (!Scheduled(key)) {
+    return Park(std::move(add.packed), std::move(add.fn), spec.paused,
+                add.stored_id != 0);
+  }
   // A job the store had before this scheduler started continues from there,
   // and takes over the runs an earlier scheduler left: the ones claimed ahead
   // whose time has not come, and the lost ones if the job is at-least-once
@@ -234,6 +274,10 @@ void SchedulerImpl::StoreJob(const JobKey& key, JobId stored_id) {
 
 absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {
   return Call<absl::Status>([&] {
+    if (parked_.erase(key) > 0) {
+      writer_->DeleteJob(key);
+      return absl::OkStatus();
+    }
     core::Output& out = Scratch();
     const std::optional<uint32_t> slot = plan_.JobSlot(key);
     absl::Status s = plan_.RemoveJob(key, Now(), &out);
@@ -246,6 +290,11 @@ absl::Status SchedulerImpl::RemoveJob(const JobKey& key) {
 
 absl::Status SchedulerImpl::PauseJob(const JobKey& key) {
   return Call<absl::Status>([&] {
+    if (auto it = parked_.find(key); it != parked_.end()) {
+      it->second.paused = true;
+      writer_->PutJob(it->second.packed, true, 0, StoreWriter::kNoSlot);
+      return absl::OkStatus();
+    }
     core::Output& out = Scratch();
     absl::Status s = plan_.PauseJob(key, Now(), &out);
     if (s.ok()) StoreJob(key);
@@ -256,6 +305,11 @@ absl::Status SchedulerImpl::PauseJob(const JobKey& key) {
 
 absl::Status SchedulerImpl::ResumeJob(const JobKey& key) {
   return Call<absl::Status>([&] {
+    if (auto it = parked_.find(key); it != parked_.end()) {
+      it->second.paused = false;
+      writer_->PutJob(it->second.packed, false, 0, StoreWriter::kNoSlot);
+      return absl::OkStatus();
+    }
     core::Output& out = Scratch();
     absl::Status s = plan_.ResumeJob(key, Now(), &out);
     if (s.ok()) StoreJob(key);
@@ -266,6 +320,7 @@ absl::Status SchedulerImpl::ResumeJob(const JobKey& key) {
 
 absl::StatusOr<uint64_t> SchedulerImpl::TriggerJob(const JobKey& key) {
   return Call<absl::StatusOr<uint64_t>>([&]() -> absl::StatusOr<uint64_t> {
+    if (parked_.contains(key)) return NotHere(key);
     core::Output& out = Scratch();
     absl::StatusOr<core::RunId> run = plan_.TriggerJob(key, Now(), &out);
     Absorb(out, false);
@@ -275,6 +330,7 @@ absl::StatusOr<uint64_t> SchedulerImpl::TriggerJob(const JobKey& key) {
 
 absl::StatusOr<absl::Time> SchedulerImpl::NextFireTime(const JobKey& key) {
   return Call<absl::StatusOr<absl::Time>>([&]() -> absl::StatusOr<absl::Time> {
+    if (parked_.contains(key)) return NotHere(key);
     // Generations start at 1: 0 means the Plan does not know the job.
     if (plan_.Generation(key) == 0) {
       return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
@@ -297,6 +353,11 @@ absl::StatusOr<JobSpec> SchedulerImpl::GetJob(const JobKey& key) {
   std::optional<core::PackedSpec> packed;
   bool paused = false;
   absl::Status s = Call<absl::Status>([&] {
+    if (auto it = parked_.find(key); it != parked_.end()) {
+      packed = it->second.packed;
+      paused = it->second.paused;
+      return absl::OkStatus();
+    }
     const core::PackedSpec* p = plan_.Packed(key);
     if (p == nullptr)
       return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
@@ -337,12 +398,18 @@ absl::StatusOr<SchedulerStats> SchedulerImpl::Stats() {
       if (const std::optional<ClockOffset> offset = lease_->clock_offset())
         s.clock_offset = offset->offset;
     }
+    for (uint32_t shard = 0; shard < shards_.size(); ++shard) {
+      if (shards_[shard].state == ShardState::kHeld) s.shards.push_back(shard);
+    }
+    s.jobs_elsewhere = static_cast<int64_t>(parked_.size());
     return s;
   });
 }
 
 void SchedulerImpl::Shutdown(absl::Duration grace) {
   absl::MutexLock shutdown_lock(&shutdown_mu_);
+  // No shard comes or goes from now on (a move under way finishes first).
+  if (shard_keeper_ != nullptr) shard_keeper_->Stop();
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kNew) {
@@ -368,6 +435,12 @@ void SchedulerImpl::StopWriting() {
   if (writer_ == nullptr) return;
   writer_->Stop();
   if (lease_ != nullptr) lease_->Stop();
+  if (shard_keeper_ != nullptr) {
+    shard_keeper_->Stop();
+    // Every write under the shard leases done: the next holders take the
+    // shards over at once, as from a hand-off. Otherwise they expire.
+    if (!writer_->Failed()) shard_keeper_->ReleaseAll();
+  }
   // Another scheduler may take over at once. (If this fails, the lease
   // expires, or the store's next open releases it.)
   (void)store_->ReleaseLease(fence_, clock_.MonoNow() + absl::Seconds(10));
@@ -439,17 +512,42 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
       return absl::InvalidArgumentError(absl::StrCat(
           "lease_ttl: ", absl::FormatDuration(ttl), " is not positive"));
     }
-    recovered = Recover(
-        *store, clock,
-        absl::StrCat(options.node_name.empty() ? HostName() : options.node_name,
-                     " pid ", getpid(), " scheduler ", ++schedulers,
-                     options.advertise_url.empty() ? "" : " url ",
-                     options.advertise_url),
-        ttl, options.max_clock_skew);
-    if (!recovered.ok()) return recovered.status();
+    if (options.node_name.empty()) options.node_name = HostName();
+    const std::string holder = absl::StrCat(
+        options.node_name, " pid ", getpid(), " scheduler ", ++schedulers,
+        options.advertise_url.empty() ? "" : " url ", options.advertise_url);
+    if (options.shards > 0) {
+      // A member of the cluster: shards come later (ShardKeeper), and runs
+      // take RunIds from ranges reserved in the store.
+      if (options.lease_ttl == absl::InfiniteDuration()) {
+        return absl::InvalidArgumentError(
+            "shards: needs a finite lease_ttl (a store shared by nodes)");
+      }
+      recovered = TakeLease(*store, clock,
+                            absl::StrCat(kMemberLeasePrefix, options.node_name),
+                            holder, ttl, options.max_clock_skew);
+      if (!recovered.ok()) return recovered.status();
+      absl::StatusOr<RunId> first = store->ReserveRunIds(
+          kFirstRunIdRange, clock.MonoNow() + absl::Seconds(60));
+      if (!first.ok()) {
+        (void)store->ReleaseLease(recovered->fence,
+                                  clock.MonoNow() + absl::Seconds(10));
+        return first.status();
+      }
+      plan.first_run_id = *first;
+      plan.run_id_end = *first + kFirstRunIdRange;
+      plan.more_run_ids = [] {
+        return std::pair<RunId, RunId>();
+      };  // set later
+    } else {
+      recovered = Recover(*store, clock, holder, ttl, options.max_clock_skew);
+      if (!recovered.ok()) return recovered.status();
+    }
+  } else if (options.shards > 0) {
+    return absl::InvalidArgumentError("shards: needs a store");
   }
   plan.token = recovered->fence.token;
-  plan.first_run_id = recovered->max_run_id + 1;
+  if (options.shards == 0) plan.first_run_id = recovered->max_run_id + 1;
   return std::unique_ptr<Scheduler>(new SchedulerImpl(std::move(options), clock,
                                                       plan, std::move(store),
                                                       *std::move(recovered)));

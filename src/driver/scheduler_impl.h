@@ -38,9 +38,11 @@
 #include "chime/store.h"
 #include "src/core/packed_spec.h"
 #include "src/core/plan.h"
+#include "src/driver/fences.h"
 #include "src/driver/interceptors.h"
 #include "src/driver/lease_keeper.h"
 #include "src/driver/recovery.h"
+#include "src/driver/shard_keeper.h"
 #include "src/driver/store_writer.h"
 #include "src/driver/worker_pool.h"
 
@@ -95,6 +97,7 @@ class SchedulerImpl final : public Scheduler {
     // attempt was handed over, under the pool's lock.
     bool staged = false;
     bool dropped = false;
+    uint32_t shard = 0;  // its job's (Fences::ShardOf)
     // Written by the worker when the attempt ends, then the attempt is pushed
     // on results_ (attempts_ keeps it alive until the result is taken).
     core::AttemptFinishedEvent result;
@@ -204,11 +207,43 @@ class SchedulerImpl final : public Scheduler {
   // Runs on a worker.
   void RunAttempt(Prepared& p);
 
+  // --- Shards (SchedulerOptions::shards; scheduler_shards.cc). ---
+  // The keeper's thread: recovers `gained` and schedules their jobs.
+  absl::Status OnGained(const std::vector<GainedShard>& gained);
+  // The keeper's thread: stops scheduling `shards`; each is released once
+  // its attempts have ended and its writes are durable (CheckHandOffs).
+  void OnHandOff(const std::vector<uint32_t>& shards);
+  // Plan context: carries the hand-offs on (cancels attempts past the
+  // grace, releases a shard whose attempts ended); returns when to look
+  // again.
+  MonoTime CheckHandOffs();
+  // Plan context: whether the job's shard is scheduled here (always without
+  // shards).
+  bool Scheduled(const JobKey& key) const {
+    return !fences_->sharded() ||
+           shards_[fences_->ShardOf(key)].state == ShardState::kHeld;
+  }
+  // Plan context: keeps `spec` (its function `fn`) for when its shard comes
+  // here; writes it to the store unless `stored` (the caller did).
+  void Park(core::PackedSpec packed, std::shared_ptr<const JobFunction> fn,
+            bool paused, bool stored);
+  // FailedPrecondition for a job kept for another node's shard.
+  absl::Status NotHere(const JobKey& key) const;
+  // Plan::more_run_ids: a new range reserved in the store.
+  std::pair<core::RunId, core::RunId> MoreRunIds();
+
   const SchedulerOptions options_;
   Clock& clock_;
   const InterceptorChain chain_;
   const std::shared_ptr<Store> store_;  // null: no store
+  // The lease this scheduler holds: the store's one scheduler lease, or
+  // with shards its member lease.
   const Fence fence_;
+  // The lease fencing each job's writes: fence_, or with shards the job's
+  // shard's.
+  const std::shared_ptr<Fences> fences_;
+  // With shards: takes and hands off shard leases.
+  std::unique_ptr<ShardKeeper> shard_keeper_;
   std::unique_ptr<StoreWriter> writer_;  // null without a store
   // Renews the lease (a finite SchedulerOptions::lease_ttl); null otherwise.
   std::unique_ptr<LeaseKeeper> lease_;
@@ -218,6 +253,28 @@ class SchedulerImpl final : public Scheduler {
   core::Plan plan_;
   // The function of each job, by its slot in the Plan (Plan::JobSlot).
   std::vector<std::shared_ptr<const JobFunction>> functions_;
+  // With shards: the jobs of shards not scheduled here, and each shard's
+  // state.
+  struct Parked {
+    core::PackedSpec packed;
+    std::shared_ptr<const JobFunction> fn;
+    bool paused = false;
+  };
+  absl::flat_hash_map<JobKey, Parked> parked_;
+  enum class ShardState : uint8_t { kNotHeld, kHeld, kHandingOff };
+  struct ShardPlace {
+    ShardState state = ShardState::kNotHeld;
+    // kHandingOff: its attempts are cancelled at `deadline`, killed
+    // shutdown_kill_grace later; `released` once its writes are queued
+    // behind a barrier.
+    MonoTime deadline;
+    bool cancelled = false;
+    bool killed = false;
+    bool released = false;
+  };
+  std::vector<ShardPlace> shards_;
+  int handing_off_ = 0;         // shards in kHandingOff
+  core::RunId run_id_end_ = 0;  // of the last range reserved
   // Recovery: what the store had, until the job is added again.
   absl::flat_hash_map<JobKey, JobRecord> stored_jobs_;
   absl::flat_hash_map<JobKey, std::vector<core::LostRun>> lost_runs_;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -134,6 +135,7 @@ void SchedulerImpl::Loop() {
     ReleaseIfLarge(adds);
     ReleaseIfLarge(todo_);
     ReleaseIfLarge(scratch_.actions);
+    const MonoTime hand_offs = CheckHandOffs();
     if (stopping_) {
       if (!cancelled_all_ && clock_.MonoNow() >= shutdown_deadline_)
         CancelAllAttempts();
@@ -148,7 +150,7 @@ void SchedulerImpl::Loop() {
         return;
       }
     }
-    MonoTime deadline = wake_at_;
+    MonoTime deadline = std::min(wake_at_, hand_offs);
     if (!staged_.empty()) deadline = std::min(deadline, staged_.begin()->first);
     if (stopping_ && !cancelled_all_)
       deadline = std::min(deadline, shutdown_deadline_);
@@ -232,6 +234,10 @@ void SchedulerImpl::OnWritten(std::vector<StoreWriter::Completion> done) {
         for (const core::PersistAction::Missed& m : p.batch.missed)
           Emit(MissedEvent(m, at));
       }
+    } else if (absl::IsFailedPrecondition(p.status) && fences_->sharded()) {
+      // A shard's lease is gone (or was never held: a bug): another node
+      // may schedule its jobs now.
+      LeaseLost(p.status);
     } else if (!absl::IsFailedPrecondition(p.status) &&
                !absl::IsAlreadyExists(p.status)) {
       // The Plan sends the batch again later.
@@ -255,6 +261,12 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
   ctx.run_id = start.run;
   ctx.attempt = start.attempt;
   ctx.fencing_token = start.token;
+  if (fences_->sharded()) {
+    // The attempt is fenced by its shard's lease.
+    p.attempt->shard = fences_->ShardOf(start.fire.job);
+    if (const std::optional<Fence> f = fences_->Get(p.attempt->shard))
+      ctx.fencing_token = f->token;
+  }
   ctx.scheduled_time = start.fire.scheduled_time;
   ctx.cancelled = &p.attempt->cancelled;
   ctx.killed = &p.attempt->killed;
@@ -339,8 +351,11 @@ void SchedulerImpl::RunAttempt(Prepared& p) {
   // function in the same step, so `fn` is never null; if it were, the attempt
   // fails rather than crash a worker. Nothing starts once this scheduler
   // cannot prove it still holds the store's lease: another may own the jobs.
+  const MonoTime now = clock_.MonoNow();
   const absl::Status status =
-      lease_ != nullptr && !lease_->Valid(clock_.MonoNow())
+      (lease_ != nullptr && !lease_->Valid(now)) ||
+              (shard_keeper_ != nullptr &&
+               !shard_keeper_->Valid(p.attempt->shard, now))
           ? absl::CancelledError("not started: the store's lease was lost")
       : p.fn != nullptr ? chain_.Run(ctx, *p.fn)
                         : absl::InternalError(absl::StrCat(

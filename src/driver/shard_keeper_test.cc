@@ -190,8 +190,8 @@ TEST(ShardKeeperTest, ADeadMembersShardsMoveOnceTheirLeasesExpire) {
   c->Crash();
   ASSERT_TRUE(WaitFor([&] {
     return Held({&a, &b}) == Expected({"node-1", "node-2"});
-  })) << ::testing::PrintToString(Held({&a, &b})) << " lost: " << a.lost()
-      << " " << b.lost();
+  })) << ::testing::PrintToString(Held({&a, &b}))
+      << " lost: " << a.lost() << " " << b.lost();
   // Not before the dead node's leases expired (a ttl after its last
   // renewal, at most a third of a ttl before the crash).
   EXPECT_GE(absl::Now() - crashed, kTtl * 2 / 3);

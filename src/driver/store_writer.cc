@@ -184,6 +184,7 @@ absl::Status StoreWriter::Retry(
 }
 
 void StoreWriter::Fatal(const absl::Status& status) {
+  failed_or_given_up_ = true;
   if (Indeterminate(status)) {
     // Given up while shutting down (Retry): not a disagreement with the
     // store. The next scheduler finds what was not written undecided or
@@ -243,6 +244,7 @@ size_t StoreWriter::WriteJobs(std::vector<Item>& items, size_t i) {
   }
   for (size_t k = 0; k < records->size(); ++k) {
     const JobRecord& record = (*records)[k];
+    if (slots[k] == kNoSlot) continue;
     if (record.generation != generations[k]) {
       Fatal(absl::FailedPreconditionError(absl::StrCat(
           "job ", record.spec.key.ToString(), ": the store has generation ",

@@ -36,6 +36,7 @@
 #ifndef CHIME_SRC_DRIVER_STORE_WRITER_H_
 #define CHIME_SRC_DRIVER_STORE_WRITER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -121,6 +122,9 @@ class StoreWriter {
   // the job's PutJob.
   // `stored_id` != 0: the job is in the store already under that id (the
   // caller wrote it); only the id is learnt, in order with the other writes.
+  // `job_slot` kNoSlot: a job the Plan does not schedule (a shard another
+  // node holds): written with whatever generation the store gives it.
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
   void PutJob(core::PackedSpec spec, bool paused, int64_t generation,
               uint32_t job_slot, JobId stored_id = 0);
   void DeleteJob(const JobKey& key);
@@ -146,6 +150,9 @@ class StoreWriter {
   // Writes what is queued (GiveUpWhenDown first), then stops the thread.
   // Idempotent.
   void Stop();
+  // Whether some write was refused (fatal) or given up: then what the store
+  // has may lag what the Plan decided.
+  bool Failed() const { return failed_or_given_up_.load(); }
 
  private:
   struct PutJobItem {
@@ -206,6 +213,7 @@ class StoreWriter {
   // Writer thread only.
   std::vector<JobId> ids_;  // by job slot, from the PutJobs written
   bool failed_ = false;
+  std::atomic<bool> failed_or_given_up_{false};
 
   std::mutex mu_;
   std::condition_variable cv_;
