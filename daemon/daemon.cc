@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/forward.h"
 #include "daemon/standby_http.h"
 #include "daemon/store_open.h"
 #include "nlohmann/json.hpp"
@@ -161,7 +162,9 @@ absl::Status Daemon::StartAll() {
   }
   ASSIGN_OR_RETURN(store_, OpenStore(config_, log_));
   const std::string node = NodeName(config_);
-  if (SharedStore(config_)) {
+  // With shards the scheduler holds this node's member lease itself.
+  const bool sharded = SharedStore(config_) && config_.shards > 0;
+  if (SharedStore(config_) && !sharded) {
     membership_ = std::make_unique<Membership>(
         *store_, node, absl::StrCat(node, " pid ", getpid()), config_.lease_ttl,
         log_);
@@ -197,6 +200,10 @@ absl::Status Daemon::StartAll() {
     options.on_lease_lost = [this](const absl::Status& why) { LeaseLost(why); };
     options.max_clock_skew = config_.max_clock_skew;
     options.on_clock_skew = [this](absl::Duration d) { ClockSkewed(d); };
+    options.shards = config_.shards;
+    // A shard handed to a node that joined lets its attempts finish as a
+    // stop would.
+    options.handoff_grace = config_.shutdown_grace;
   }
   options.worker_threads = config_.max_concurrent_runs;
   // GET /v1/events and the followers of output hear of every run event too;
@@ -224,8 +231,15 @@ absl::Status Daemon::StartAll() {
                   .shared_store = SharedStore(config_),
                   .max_clock_skew = config_.max_clock_skew,
                   .clock_offset = [this]() -> std::optional<absl::Duration> {
-                    if (membership_ == nullptr) return std::nullopt;
-                    return membership_->clock_offset();
+                    if (membership_ != nullptr)
+                      return membership_->clock_offset();
+                    // With shards: measured on the scheduler's member
+                    // lease.
+                    if (scheduler_ == nullptr || !ready_.load())
+                      return std::nullopt;
+                    absl::StatusOr<SchedulerStats> stats = scheduler_->Stats();
+                    if (!stats.ok()) return std::nullopt;
+                    return stats->clock_offset;
                   },
                   .job_file_errors =
                       [this] {
@@ -290,14 +304,17 @@ absl::Status Daemon::StartAll() {
   });
   // The web UI at / (static; it calls the API with the user's token).
   web::RegisterUi(http.router);
-  api::AddRoutes(http.router, {.store = store_.get(),
-                               .scheduler = scheduler_.get(),
-                               .auth = auth_.get(),
-                               .jobs = registry_.get(),
-                               .on_change = LogApiChanges(log_),
-                               .daemon = daemon_info_,
-                               .events = events_.get(),
-                               .live_output = live_output_.get()});
+  api::AddRoutes(http.router,
+                 {.store = store_.get(),
+                  .scheduler = scheduler_.get(),
+                  .auth = auth_.get(),
+                  .jobs = registry_.get(),
+                  .on_change = LogApiChanges(log_),
+                  .daemon = daemon_info_,
+                  .events = events_.get(),
+                  .live_output = live_output_.get(),
+                  .forward_to_shard =
+                      sharded ? ForwardToShardHolder(*store_, node) : nullptr});
   ASSIGN_OR_RETURN(http_, http::HttpServer::Start(std::move(http)));
   ASSIGN_OR_RETURN(JobSync::Report report, registry_->Start(LoadJobFiles()));
   AfterApply(report);

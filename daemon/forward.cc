@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/api/http_util.h"
 #include "src/api/routes.h"
+#include "src/cluster/shards.h"
 #include "src/exec/http_executor.h"
 
 namespace chime::daemon {
@@ -52,26 +53,35 @@ size_t OnHeader(char* data, size_t size, size_t n, void* answer) {
   return size * n;
 }
 
-// The scheduler lease's live holder: (node, advertised URL or "").
-std::optional<std::pair<std::string, std::string>> SchedulingNodeAndUrl(
-    Store& store) {
+// Lease `lease`'s live holder: (node, advertised URL or "").
+std::optional<std::pair<std::string, std::string>> HolderAndUrl(
+    Store& store, absl::string_view lease) {
   absl::StatusOr<std::vector<LeaseInfo>> leases =
       store.ListLeases(api::StoreDeadline());
   if (!leases.ok()) return std::nullopt;
-  const LeaseInfo* l = api::internal::LiveSchedulerLease(*leases);
-  if (l == nullptr) return std::nullopt;
-  return std::make_pair(api::internal::NodeOfHolder(l->holder),
-                        api::internal::UrlOfHolder(l->holder));
+  for (const LeaseInfo& l : *leases) {
+    if (l.name != lease || l.holder.empty() ||
+        l.remaining <= absl::ZeroDuration()) {
+      continue;
+    }
+    return std::make_pair(api::internal::NodeOfHolder(l.holder),
+                          api::internal::UrlOfHolder(l.holder));
+  }
+  return std::nullopt;
 }
 
+// Carries `request` to the holder of `lease` ("what" it holds, for messages);
+// `unavailable` answers when there is none to carry it to.
 http::Response Forward(Store& store, const std::string& node,
-                       const http::Request& request) {
-  const auto scheduler = SchedulingNodeAndUrl(store);
-  if (!request.Header(kForwardedByHeader).empty() || !scheduler.has_value() ||
-      scheduler->second.empty()) {
-    return api::internal::NotTheScheduler(store, node);
+                       absl::string_view lease, absl::string_view what,
+                       const http::Request& request,
+                       const std::function<http::Response()>& unavailable) {
+  const auto holder = HolderAndUrl(store, lease);
+  if (!request.Header(kForwardedByHeader).empty() || !holder.has_value() ||
+      holder->second.empty()) {
+    return unavailable();
   }
-  const auto& [to, url] = *scheduler;
+  const auto& [to, url] = *holder;
   if (absl::Status s = exec::InitCurlOnce(); !s.ok())
     return api::Problem(500, s.message());
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(),
@@ -106,12 +116,11 @@ http::Response Forward(Store& store, const std::string& node,
   curl_slist_free_all(headers);
   if (code != CURLE_OK) {
     return api::Problem(
-        502, absl::StrCat("this node (", node,
-                          ") is a standby and could not reach the scheduling "
-                          "node (",
-                          to, ") at ", url, ": ", curl_easy_strerror(code),
-                          "; the request may or may not have been carried "
-                          "out there"));
+        502,
+        absl::StrCat("this node (", node, ") could not reach the node ", what,
+                     " (", to, ") at ", url, ": ", curl_easy_strerror(code),
+                     "; the request may or may not have been carried "
+                     "out there"));
   }
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -124,7 +133,27 @@ http::Response Forward(Store& store, const std::string& node,
 std::function<http::Response(const http::Request&)> ForwardToScheduler(
     Store& store, std::string node) {
   return [&store, node = std::move(node)](const http::Request& request) {
-    return Forward(store, node, request);
+    return Forward(store, node, kSchedulerLease, "that schedules", request,
+                   [&] { return api::internal::NotTheScheduler(store, node); });
+  };
+}
+
+std::function<http::Response(const http::Request&, uint32_t)>
+ForwardToShardHolder(Store& store, std::string node) {
+  return [&store, node = std::move(node)](const http::Request& request,
+                                          uint32_t shard) {
+    const std::string lease = cluster::ShardLease(shard);
+    return Forward(
+        store, node, lease, absl::StrCat("that holds shard ", shard), request,
+        [&] {
+          http::Response r = api::Problem(
+              503, absl::StrCat("shard ", shard,
+                                " of this job is held by no "
+                                "node that can be reached (it moves within a "
+                                "lease ttl); try again"));
+          r.headers.emplace_back("Retry-After", "1");
+          return r;
+        });
   };
 }
 

@@ -1,4 +1,5 @@
-// Forwarding: a standby (daemon/standby_http.h) carries the requests only the
+// Forwarding: a standby (daemon/standby_http.h) -- or, with shards, a node
+// that does not hold the job's shard -- carries the requests only the
 // scheduling node can answer -- POST .../trigger, .../runs/{run}/cancel and
 // .../retry -- to it, at the URL the scheduler lease's holder advertises
 // (" url http://10.0.0.5:8712"; SchedulerOptions::advertise_url), and answers
@@ -19,6 +20,7 @@
 #ifndef CHIME_DAEMON_FORWARD_H_
 #define CHIME_DAEMON_FORWARD_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -32,6 +34,12 @@ inline constexpr char kForwardedByHeader[] = "Chime-Forwarded-By";
 // ApiDeps::forward for standby `node` on `store` (which outlives it).
 std::function<http::Response(const http::Request&)> ForwardToScheduler(
     Store& store, std::string node);
+
+// ApiDeps::forward_to_shard for node `node` of a sharded cluster: the same,
+// to the holder of the job's shard lease ("shard/<n>"); 503 (Retry-After 1)
+// while no node holds it or it advertises no URL.
+std::function<http::Response(const http::Request&, uint32_t shard)>
+ForwardToShardHolder(Store& store, std::string node);
 
 }  // namespace chime::daemon
 

@@ -1,5 +1,6 @@
 // The operations on jobs (routes.h): POST /v1/jobs/{namespace}/{id}/<action>.
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,12 +15,25 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-http::Response Trigger(const ApiDeps& deps, const JobKey& key,
-                       const std::string& who) {
+// With shards, the answer of the node that holds the job's shard when the
+// scheduler says another node does; nothing otherwise.
+std::optional<http::Response> ElsewhereAnswer(const ApiDeps& deps,
+                                              const http::Request& request,
+                                              const absl::Status& status) {
+  if (!deps.forward_to_shard) return std::nullopt;
+  const std::optional<uint32_t> shard = internal::ShardElsewhere(status);
+  if (!shard.has_value()) return std::nullopt;
+  return deps.forward_to_shard(request, *shard);
+}
+
+http::Response Trigger(const ApiDeps& deps, const http::Request& request,
+                       const JobKey& key, const std::string& who) {
   absl::StatusOr<uint64_t> run = deps.scheduler->TriggerJob(key);
   if (absl::IsNotFound(run.status())) {
     return Problem(404, absl::StrCat("no job ", key.ToString()));
   }
+  if (auto answer = ElsewhereAnswer(deps, request, run.status()))
+    return *std::move(answer);
   if (!run.ok()) return ProblemFromStatus(run.status());
   if (deps.on_change) {
     deps.on_change("job triggered", key, who, absl::StrCat("run ", *run));
@@ -48,9 +62,9 @@ http::Response SetPaused(const ApiDeps& deps, const JobKey& key,
 }
 
 // POST .../runs/{run}/cancel and .../retry: `run` must be the job's.
-http::Response RunAction(const ApiDeps& deps, const JobKey& key,
-                         const std::string& run_text, const std::string& action,
-                         const std::string& who) {
+http::Response RunAction(const ApiDeps& deps, const http::Request& request,
+                         const JobKey& key, const std::string& run_text,
+                         const std::string& action, const std::string& who) {
   RunId run = 0;
   if (!absl::SimpleAtoi(run_text, &run) || run == 0)
     return Problem(404, absl::StrCat("no run \"", run_text, "\""));
@@ -76,6 +90,11 @@ http::Response RunAction(const ApiDeps& deps, const JobKey& key,
         run, who.empty() ? std::string("cancelled through the API")
                          : absl::StrCat("cancelled through the API by ", who));
     if (absl::IsNotFound(s)) {
+      // Not this node's run: another may schedule the job's shard.
+      if (auto answer = ElsewhereAnswer(
+              deps, request, deps.scheduler->NextFireTime(key).status())) {
+        return *std::move(answer);
+      }
       return Problem(409, absl::StrCat("run ", run, " is not going (",
                                        RunStateName(state), ")"));
     }
@@ -99,6 +118,8 @@ http::Response RunAction(const ApiDeps& deps, const JobKey& key,
                                      "is retried"));
   }
   absl::StatusOr<uint64_t> again = deps.scheduler->TriggerJob(key);
+  if (auto answer = ElsewhereAnswer(deps, request, again.status()))
+    return *std::move(answer);
   if (absl::IsNotFound(again.status()))
     return Problem(409,
                    absl::StrCat("job ", key.ToString(), " is not in force"));
@@ -135,7 +156,7 @@ http::Response Act(const ApiDeps& deps, const http::Request& request,
     const std::string& action = (*parts)[2];
     if (action == "trigger") {
       if (deps.scheduler == nullptr) return OnTheScheduler(deps, request);
-      return Trigger(deps, key, who);
+      return Trigger(deps, request, key, who);
     }
     if (action == "pause") return SetPaused(deps, key, who, true);
     if (action == "resume") return SetPaused(deps, key, who, false);
@@ -144,8 +165,8 @@ http::Response Act(const ApiDeps& deps, const http::Request& request,
       (*parts)[2] == "runs" &&
       ((*parts)[4] == "cancel" || (*parts)[4] == "retry")) {
     if (deps.scheduler == nullptr) return OnTheScheduler(deps, request);
-    return RunAction(deps, JobKey{(*parts)[0], (*parts)[1]}, (*parts)[3],
-                     (*parts)[4], who);
+    return RunAction(deps, request, JobKey{(*parts)[0], (*parts)[1]},
+                     (*parts)[3], (*parts)[4], who);
   }
   return Problem(404, absl::StrCat("no such operation: POST ", request.path,
                                    " (POST /v1/jobs/{namespace}/{id}/"

@@ -3,11 +3,13 @@
 // member's lease "member/<node>", the scheduler's lease -- and this node's
 // own clock offset from the store's (DaemonInfo::clock_offset). Needs no
 // scheduler: standbys serve it too (daemon/standby_http.h).
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "src/api/http_util.h"
 #include "src/api/routes.h"
 
@@ -41,18 +43,40 @@ http::Response GetCluster(const ApiDeps& deps, const http::Request& request) {
                      {"remaining_seconds", absl::ToDoubleSeconds(l->remaining)},
                      {"url", internal::UrlOfHolder(l->holder)}};
   }
+  // With shards: each shard lease's live holder, by shard, and how many
+  // each node holds.
+  std::map<uint32_t, Json> shards;
+  std::map<std::string, int> held;
+  for (const LeaseInfo& l : *leases) {
+    uint32_t shard = 0;
+    if (!absl::StartsWith(l.name, "shard/") ||
+        !absl::SimpleAtoi(l.name.substr(6), &shard)) {
+      continue;
+    }
+    Json s{{"shard", shard}, {"node", nullptr}, {"epoch", l.token}};
+    if (Live(l)) {
+      const std::string node = internal::NodeOfHolder(l.holder);
+      s["node"] = node;
+      s["remaining_seconds"] = absl::ToDoubleSeconds(l.remaining);
+      ++held[node];
+    }
+    shards[shard] = std::move(s);
+  }
   // The live members, by name (ListLeases orders by name).
   Json& members = body["members"] = Json::array();
   for (const LeaseInfo& l : *leases) {
     if (!absl::StartsWith(l.name, kMemberLeasePrefix) || !Live(l)) continue;
     const std::string node(l.name.substr(kMemberLeasePrefix.size()));
-    members.push_back(
-        Json{{"node", node},
-             {"holder", l.holder},
-             {"epoch", l.token},
-             {"remaining_seconds", absl::ToDoubleSeconds(l.remaining)},
-             {"scheduling", node == scheduler_node}});
+    Json member{{"node", node},
+                {"holder", l.holder},
+                {"epoch", l.token},
+                {"remaining_seconds", absl::ToDoubleSeconds(l.remaining)},
+                {"scheduling", node == scheduler_node || held[node] > 0}};
+    if (!shards.empty()) member["shards"] = held[node];
+    members.push_back(std::move(member));
   }
+  Json& shard_list = body["shards"] = Json::array();
+  for (auto& [n, s] : shards) shard_list.push_back(std::move(s));
   const std::optional<absl::Duration> offset =
       daemon.clock_offset ? daemon.clock_offset() : std::nullopt;
   body["clock_offset_seconds"] =

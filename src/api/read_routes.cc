@@ -352,13 +352,24 @@ http::Response JobNext(const JobRecord& job, const http::Request& request) {
 
 }  // namespace
 
+std::optional<uint32_t> internal::ShardElsewhere(const absl::Status& status) {
+  if (!absl::IsFailedPrecondition(status)) return std::nullopt;
+  const auto shard =
+      status.GetPayload(kShardElsewherePayload);
+  uint32_t n = 0;
+  if (!shard.has_value() || !absl::SimpleAtoi(std::string(*shard), &n))
+    return std::nullopt;
+  return n;
+}
+
 std::optional<absl::Time> internal::NextFire(const ApiDeps& deps,
                                              const JobRecord& record) {
   if (deps.scheduler != nullptr) {
     absl::StatusOr<absl::Time> t =
         deps.scheduler->NextFireTime(record.spec.key);
     if (t.ok()) return *t;
-    return std::nullopt;
+    // Another node schedules it: from the store, as a standby does.
+    if (!ShardElsewhere(t.status()).has_value()) return std::nullopt;
   }
   if (record.spec.paused) return std::nullopt;
   absl::StatusOr<core::FireSource> source =

@@ -161,6 +161,12 @@ struct ApiDeps {
   // answer (daemon/forward.h). Null: such requests answer 503 naming the
   // scheduling node.
   std::function<http::Response(const http::Request&)> forward;
+  // A node of a sharded cluster's: carries a trigger, cancel or retry of a
+  // job whose shard another node holds (the scheduler answers with
+  // kShardElsewherePayload) to that node (daemon/forward.h). Null: such
+  // requests answer the scheduler's 409.
+  std::function<http::Response(const http::Request&, uint32_t shard)>
+      forward_to_shard;
 };
 
 void AddRoutes(http::Router& router, const ApiDeps& deps);
@@ -189,6 +195,9 @@ const LeaseInfo* LiveSchedulerLease(const std::vector<LeaseInfo>& leases);
 std::string NodeOfHolder(absl::string_view holder);
 // The URL a lease holder advertises ("... url http://10.0.0.5:8712"), or "".
 std::string UrlOfHolder(absl::string_view holder);
+// The shard of a FailedPrecondition a scheduler with shards answers for a
+// job another node schedules (kShardElsewherePayload), or nothing.
+std::optional<uint32_t> ShardElsewhere(const absl::Status& status);
 // The job's next fire time as the API shows it: the scheduler's; on a
 // standby (no scheduler) the first after the store's watermark; nothing when
 // paused or there is none.

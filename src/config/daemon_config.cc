@@ -103,6 +103,12 @@ const Key kKeys[] = {
          return internal::ErrorAt(v, s.message());
        return absl::OkStatus();
      }},
+    {"shards", "CHIME_SHARDS",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(int64_t n, internal::ReadInt(v, 0, kMaxShards));
+       c->shards = static_cast<uint32_t>(n);
+       return absl::OkStatus();
+     }},
     {"max_concurrent_runs", "CHIME_MAX_CONCURRENT_RUNS",
      [](const Value& v, DaemonConfig* c) -> absl::Status {
        ASSIGN_OR_RETURN(int64_t n, internal::ReadInt(v, 1, 4096));
@@ -326,6 +332,13 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
                             "HTTP)"));
   }
   if (absl::Status s = exec::ValidateJobPolicy(c.api_jobs); !s.ok()) return s;
+  if (c.shards > kMaxShards)
+    return bad("shards", absl::StrCat(c.shards, " is outside 0..", kMaxShards));
+  if (c.shards > 0 && c.store.empty()) {
+    return bad("shards",
+               "needs a shared store (a PostgreSQL URL in `store`): one daemon "
+               "on its own store schedules every job");
+  }
   if (c.max_concurrent_runs < 1 || c.max_concurrent_runs > 4096)
     return bad("max_concurrent_runs",
                absl::StrCat(c.max_concurrent_runs, " is outside 1..4096"));

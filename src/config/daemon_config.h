@@ -10,6 +10,8 @@
 //   lease_ttl: 5s                     # CHIME_LEASE_TTL (shared store only)
 //   max_clock_skew: 1s                # CHIME_MAX_CLOCK_SKEW (shared store
 //                                     # only)
+//   shards: 64                        # CHIME_SHARDS (shared store only; 0:
+//                                     # one node schedules, others stand by)
 //   node_name: node-1                 # CHIME_NODE_NAME (shared store only;
 //                                     # default: the host's name)
 //   advertise_url: http://10.0.0.5:8712  # CHIME_ADVERTISE_URL (shared store
@@ -74,6 +76,8 @@ struct ApiToken {
 // Whether `store` names a PostgreSQL database (postgresql:// or postgres://).
 bool IsPostgresUrl(absl::string_view store);
 
+inline constexpr uint32_t kMaxShards = 4096;
+
 struct DaemonConfig {
   std::string data_dir = "chime-data";
   // Empty: the embedded SQLite store in data_dir. A PostgreSQL URL: that
@@ -87,6 +91,11 @@ struct DaemonConfig {
   // On a shared store: a node whose wall clock is off from the database's by
   // more than this does not schedule (SchedulerOptions::max_clock_skew).
   absl::Duration max_clock_skew = absl::Seconds(1);
+  // On a shared store: > 0 divides the jobs into this many shards, each
+  // scheduled by one node at a time, so that every node schedules at once
+  // (docs/cluster.md, "Shards"); every node of a store must say the same.
+  // 0: one node schedules every job, the others stand by.
+  uint32_t shards = 0;
   // On a shared store: this daemon's name among the nodes (its member lease
   // "member/<node_name>", the scheduler lease's holder). Unique per live
   // daemon; empty: the host's name.

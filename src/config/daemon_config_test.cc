@@ -51,6 +51,19 @@ TEST(DaemonConfigTest, SharedStoreSettingsAreBounded) {
                        "lease_ttl: 500ms is outside 1s..10m"));
 }
 
+TEST(DaemonConfigTest, ShardsNeedASharedStore) {
+  DaemonConfig c;
+  c.shards = 8;
+  EXPECT_THAT(ValidateDaemonConfig(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("shards: needs a shared store")));
+  c.store = "postgresql://chime@db/chime";
+  EXPECT_THAT(ValidateDaemonConfig(c), IsOk());
+  EXPECT_THAT(ApplyConfigFile("chime.yaml", "shards: 5000\n", &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("shards")));
+}
+
 TEST(DaemonConfigTest, FileSetsEveryKey) {
   DaemonConfig c;
   ASSERT_THAT(ApplyConfigFile("chime.yaml", R"(
@@ -58,6 +71,7 @@ data_dir: /var/lib/chime
 store: postgresql://chime@db.internal/chime
 lease_ttl: 10s
 max_clock_skew: 250ms
+shards: 16
 node_name: node-7
 advertise_url: http://10.0.0.7:9000
 jobs_dir: /etc/chime/jobs
@@ -79,6 +93,7 @@ tls:
   EXPECT_EQ(c.store, "postgresql://chime@db.internal/chime");
   EXPECT_EQ(c.lease_ttl, absl::Seconds(10));
   EXPECT_EQ(c.max_clock_skew, absl::Milliseconds(250));
+  EXPECT_EQ(c.shards, 16u);
   EXPECT_EQ(c.node_name, "node-7");
   EXPECT_EQ(c.advertise_url, "http://10.0.0.7:9000");
   EXPECT_EQ(c.jobs_dir, "/etc/chime/jobs");

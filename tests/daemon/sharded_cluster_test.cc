@@ -1,0 +1,139 @@
+// Daemons with shards (`--shards`) on one PostgreSQL store, each a real
+// `chime serve` process: every node schedules the jobs of the shards
+// rendezvous hashing gives it, a killed node's shards move to the others
+// within a few lease ttls with no fire run twice, a trigger sent to a node
+// that does not hold the job's shard is carried to the one that does, and
+// /v1/cluster lists the shards' holders.
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/cluster/shards.h"
+#include "tests/daemon/shared_store_fixture.h"
+
+namespace chime::daemon_test {
+namespace {
+
+constexpr uint32_t kShards = 8;
+constexpr int kJobs = 16;
+
+class ShardedClusterTest : public SharedStoreTest {
+ protected:
+  void SetUp() override {
+    SharedStoreTest::SetUp();
+    // kJobs jobs every second, each witnessed as the fixture's tick is.
+    std::string yaml = "jobs:\n";
+    for (int i = 0; i < kJobs; ++i) {
+      absl::StrAppend(&yaml, "  - id: tick-", i, "\n",
+                      "    schedule: \"@every 1s\"\n",
+                      "    shell: { command: \"echo \\\"$CHIME_FIRE_ID "
+                      "$CHIME_ATTEMPT $CHIME_FENCING_TOKEN $NODE\\\" >> "
+                      "$WITNESS\" }\n");
+    }
+    dir_.Write("jobs/jobs.yaml", yaml);
+  }
+
+  std::unique_ptr<DaemonProcess> StartShardNode(const std::string& node,
+                                                int* port) {
+    *port = FreePort();
+    return StartNode(node, true, false,
+                     {"--shards", absl::StrCat(kShards), "--listen",
+                      absl::StrCat("127.0.0.1:", *port)});
+  }
+
+  // The node each job's shard belongs to among `nodes`.
+  static std::map<std::string, std::string> Owners(
+      const std::vector<std::string>& nodes) {
+    const std::vector<std::string> owners = cluster::Assign(kShards, nodes);
+    std::map<std::string, std::string> by_job;
+    for (int i = 0; i < kJobs; ++i) {
+      const std::string id = absl::StrCat("tick-", i);
+      by_job[id] = owners[cluster::ShardOf(JobKey{"default", id}, kShards)];
+    }
+    return by_job;
+  }
+
+  // The job of a witness line ("tick-3:1:2026-...").
+  static std::string JobOf(const Line& l) {
+    return l.fire_id.substr(0, l.fire_id.find(':'));
+  }
+};
+
+TEST_F(ShardedClusterTest, EveryNodeSchedulesItsShardsAndAKilledOnesMove) {
+  int port_a = 0, port_b = 0, port_c = 0;
+  std::unique_ptr<DaemonProcess> a = StartShardNode("a", &port_a);
+  std::unique_ptr<DaemonProcess> b = StartShardNode("b", &port_b);
+  std::unique_ptr<DaemonProcess> c = StartShardNode("c", &port_c);
+  ASSERT_TRUE(a != nullptr && b != nullptr && c != nullptr);
+  const std::map<std::string, std::string> owners = Owners({"a", "b", "c"});
+  std::set<std::string> c_jobs;
+  for (const auto& [job, owner] : owners) {
+    if (owner == "c") c_jobs.insert(job);
+  }
+  ASSERT_FALSE(c_jobs.empty()) << "pick other names: c owns no job";
+  // Every node runs its shards' jobs once the three are settled.
+  for (const std::string& node : {"a", "b", "c"}) {
+    ASSERT_TRUE(WaitForRuns(node, 3, absl::Seconds(30)))
+        << node << " ran nothing\n"
+        << a->LogText();
+  }
+  absl::SleepFor(absl::Seconds(3));
+  const size_t before_kill = Witness().size();
+  // Settled: the last lines run where the assignment says.
+  const std::vector<Line> settled = Witness();
+  for (size_t i = settled.size() > 20 ? settled.size() - 20 : 0;
+       i < settled.size(); ++i) {
+    EXPECT_EQ(settled[i].node, owners.at(JobOf(settled[i])))
+        << settled[i].fire_id;
+  }
+  // /v1/cluster: three members and every shard held.
+  const Json cluster = a->GetJson("/v1/cluster");
+  ASSERT_TRUE(cluster.is_object());
+  EXPECT_EQ(cluster["members"].size(), 3u) << cluster.dump();
+  ASSERT_EQ(cluster["shards"].size(), kShards) << cluster.dump();
+  for (const Json& s : cluster["shards"]) EXPECT_TRUE(s["node"].is_string());
+
+  // A trigger of one of c's jobs sent to a is carried to c.
+  const std::string job = *c_jobs.begin();
+  absl::StatusOr<HttpResult> triggered = HttpDo(
+      port_a, "POST", absl::StrCat("/v1/jobs/default/", job, "/trigger"), {});
+  ASSERT_TRUE(triggered.ok()) << triggered.status();
+  EXPECT_EQ(triggered->status, 201) << triggered->body;
+
+  c->Kill();
+  const absl::Time killed = absl::Now();
+  // c's jobs run again, on a or b, within a few lease ttls (2 s).
+  const auto moved = [&] {
+    std::set<std::string> taken;
+    const std::vector<Line> lines = Witness();
+    for (size_t i = before_kill; i < lines.size(); ++i) {
+      if (c_jobs.contains(JobOf(lines[i])) && lines[i].node != "c")
+        taken.insert(JobOf(lines[i]));
+    }
+    return taken == c_jobs;
+  };
+  for (int i = 0; i < 300 && !moved(); ++i)
+    absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(moved()) << a->LogText();
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(20));
+
+  // No fire ran twice with one attempt number.
+  std::map<std::pair<std::string, int>, std::string> ran;
+  for (const Line& l : Witness()) {
+    auto [it, fresh] = ran.emplace(std::pair(l.fire_id, l.attempt), l.node);
+    EXPECT_TRUE(fresh) << l.fire_id << " attempt " << l.attempt << " ran on "
+                       << it->second << " and " << l.node;
+  }
+  EXPECT_EQ(a->Terminate(), 0);
+  EXPECT_EQ(b->Terminate(), 0);
+}
+
+}  // namespace
+}  // namespace chime::daemon_test
