@@ -102,6 +102,15 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
       OnHandOff(shards);
     };
     callbacks.on_lost = [this](const absl::Status& s) { LeaseLost(s); };
+    // As the one scheduler lease: no shard for a node whose clock is off
+    // (its fires would start early or late by the offset).
+    callbacks.may_acquire = [this] {
+      if (lease_ == nullptr) return true;
+      const std::optional<ClockOffset> offset = lease_->clock_offset();
+      return lease_->Valid(clock_.MonoNow()) &&
+             !(offset.has_value() &&
+               offset->SurelyExceeds(options_.max_clock_skew));
+    };
     shard_keeper_ = std::make_unique<ShardKeeper>(
         *store_, clock_,
         ShardKeeper::Options{options_.shards, options_.node_name,

@@ -280,7 +280,11 @@ void ShardKeeper::MoveOnce() {
       if (shards_[s].state != State::kFree) view.holders[s] = options_.member;
     }
   }
-  const cluster::ShardMoves moves = cluster::PlanShardMoves(view);
+  cluster::ShardMoves moves = cluster::PlanShardMoves(view);
+  if (callbacks_.may_acquire && !moves.acquire.empty() &&
+      !callbacks_.may_acquire()) {
+    moves.acquire.clear();
+  }
 
   std::vector<GainedShard> gained;
   for (uint32_t shard : moves.acquire) {

@@ -82,6 +82,9 @@ class ShardKeeper {
     std::function<void(const std::vector<uint32_t>&)> on_hand_off;
     // Every shard is lost (see the file comment). Called once.
     std::function<void(const absl::Status&)> on_lost;
+    // Optional: false takes no shard on this tick (e.g. this node's clock
+    // is off from the store's by more than its bound); hand-offs go on.
+    std::function<bool()> may_acquire;
   };
 
   ShardKeeper(Store& store, Clock& clock, Options options, Callbacks callbacks);

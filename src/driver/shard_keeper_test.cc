@@ -3,6 +3,7 @@
 // shards once its leases expire, and report a lease taken from them.
 #include "src/driver/shard_keeper.h"
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -244,6 +245,31 @@ TEST(ShardKeeperTest, ALeaseTakenByAnotherHolderLosesEveryShard) {
   EXPECT_THAT(a.lost().message(), ::testing::HasSubstr(g.fence.lease));
   for (uint32_t s = 0; s < kShards; ++s)
     EXPECT_FALSE(a.keeper().Valid(s, RealClock::Get().MonoNow()));
+}
+
+TEST(ShardKeeperTest, ANodeThatMayNotAcquireTakesNothingUntilItMay) {
+  store::MemoryStore store(store::MemoryStore::Options{});
+  std::atomic<bool> may{false};
+  std::atomic<int> gained{0};
+  ASSERT_THAT(store.AcquireLease("member/node-1", "node-1 pid 1",
+                                 absl::Hours(1), MonoTime::Infinite()),
+              IsOk());
+  ShardKeeper::Callbacks callbacks;
+  callbacks.on_gained = [&](const std::vector<GainedShard>& g) {
+    gained += static_cast<int>(g.size());
+    return absl::OkStatus();
+  };
+  callbacks.on_hand_off = [](const std::vector<uint32_t>&) {};
+  callbacks.may_acquire = [&] { return may.load(); };
+  ShardKeeper keeper(
+      store, RealClock::Get(),
+      ShardKeeper::Options{kShards, "node-1", "node-1 pid 1", kTtl}, callbacks);
+  keeper.Start();
+  absl::SleepFor(kTtl);
+  EXPECT_EQ(gained.load(), 0);
+  may = true;
+  EXPECT_TRUE(WaitFor([&] { return gained.load() == kShards; }));
+  keeper.Stop();
 }
 
 TEST(ShardKeeperTest, ANodeThatIsNoMemberTakesNothing) {

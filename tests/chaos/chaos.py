@@ -27,6 +27,11 @@ cluster is given time to be steady: a node holds the lease and runs jobs):
                skewed node may take the lease (max_clock_skew); once the
                clocks agree again, one does
 
+With --shards N the nodes run `chime serve --shards N` (docs/cluster.md,
+"Shards"): every node schedules the jobs of its shards, "the holder" a fault
+targets is the node holding the most shard leases, a "standby" any other
+node, and the checker takes fencing tokens per shard.
+
 The harness restarts every node that exits (as a service manager would), and
 records every fault window (kind, node, start, end, recovered: jobs run on
 time again), every node
@@ -44,6 +49,7 @@ Standard library only.
 """
 
 import argparse
+import collections
 import json
 import os
 import random
@@ -117,6 +123,7 @@ class Harness:
         self.proxies = []
         self.pg = None
         self.skewed_by = 0  # seconds of the last fault's clock skew
+        self.shard_holders = {}  # with shards: shard lease -> node
         self.stop_polling = threading.Event()
         self.event_log = open(os.path.join(root, "events.log"), "a")
 
@@ -142,6 +149,7 @@ class Harness:
                 for j, ns, p, d, o, s, m in JOBS]
         run = dict(jobs=jobs, faults=self.faults, exits=self.exits,
                    leases=self.leases, lease_ttl_s=self.ttl,
+                   shards=self.a.shards,
                    nodes=[dict(name=n.name, port=n.port) for n in self.nodes],
                    problems=self.problems, seed=self.a.seed)
         with open(os.path.join(self.root, "run.json"), "w") as f:
@@ -181,7 +189,8 @@ class Harness:
                 faketime=True,
                 extra_args=["--history-keep-per-job", "0",
                             "--history-max-age", "unlimited",
-                            "--shutdown-grace", "3s"])
+                            "--shutdown-grace", "3s",
+                            "--shards", str(self.a.shards)])
             node.held = False  # kept down by a fault
             node.expect_exit = None  # a status a fault expects
             node.down_since = None
@@ -197,20 +206,35 @@ class Harness:
 
     def poll_leases(self):
         """Records the lease's holder at every change (straight to the
-        server, not through a proxy)."""
+        server, not through a proxy). With shards, the node that holds the
+        most shard leases stands for "the holder" (the faults' target), and
+        self.shard_holders has each live shard lease's node."""
         last = None
+        where = ("name LIKE 'shard/%'" if self.a.shards
+                 else "name = 'scheduler'")
         while not self.stop_polling.wait(0.25):
             try:
                 rows = cluster.psql(
                     self.pg.port, "SELECT holder, epoch, (expires_at - "
                     "(extract(epoch FROM clock_timestamp()) * 1e9)::bigint) "
-                    "/ 1000000 FROM leases WHERE name = 'scheduler' AND "
-                    "holder <> ''", timeout=5)
+                    f"/ 1000000, name FROM leases WHERE {where} AND "
+                    "holder <> '' ORDER BY name", timeout=5)
             except Exception:  # the server is down: nothing to record
                 continue
             rows = [l.split("\t") for l in rows.splitlines() if l]
-            current = tuple((h, int(e)) for h, e, left in rows
-                            if int(left) > 0)
+            live = [(h, int(e), n) for h, e, left, n in rows if int(left) > 0]
+            if self.a.shards:
+                self.shard_holders = {n: self.node_of_holder(h)
+                                      for h, e, n in live}
+                counts = collections.Counter(self.shard_holders.values())
+                top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+                current = tuple(top)
+                if current != last:
+                    last = current
+                    self.leases.append((now(), top[0][0] if top else "-",
+                                        len(live)))
+                continue
+            current = tuple((h, e) for h, e, n in live)
             if current != last:
                 last = current
                 for h, e in current or (("", 0),):
@@ -294,6 +318,12 @@ class Harness:
             if h is None or not all(n.running() for n in self.nodes):
                 return None
             recent = self.on_time(self.recent_starts(now() - 3))
+            if self.a.shards:
+                # Every shard held by a running node, and jobs on time.
+                running = {n.name for n in self.nodes if n.running()}
+                held = [v for v in self.shard_holders.values()
+                        if v in running]
+                return h if len(held) == self.a.shards and recent else None
             return h if any(l[1] == h.name for l in recent) else None
         # After a skewed clock, the cluster is off schedule for as long as
         # the skew: fires claimed ahead by a clock that was ahead wait for
@@ -475,6 +505,9 @@ def main():
     p.add_argument("--minutes", type=float, default=10,
                    help="the long version's length (faults in random order)")
     p.add_argument("--nodes", type=int, default=3)
+    p.add_argument("--shards", type=int, default=0,
+                   help="chime serve --shards: every node schedules the "
+                   "jobs of its shards (default 0: one schedules)")
     p.add_argument("--copies", type=int, default=2,
                    help="copies of each job (5 jobs a copy)")
     p.add_argument("--lease-ttl", default=None,

@@ -199,6 +199,9 @@ class Checker:
         self.jobs = {job_key(j.get("namespace", "default"), j["id"]): j
                      for j in self.run["jobs"]}
         self.faults = self.run.get("faults", [])
+        # With shards (chime serve --shards), each shard's lease has its own
+        # fencing tokens: tokens go forward per shard.
+        self.shards = int(self.run.get("shards", 0))
         self.executions = read_executions(os.path.join(run_dir, "witness"))
         self.store = Store(os.path.join(run_dir, "store"))
         self.problems = collections.defaultdict(list)
@@ -318,11 +321,19 @@ class Checker:
         self.counts["fires"] = fires
         self.counts["silently_lost"] = silent
 
+    def shard(self, job):
+        """The shard of job `job` ('id' or 'ns/id'): 0 without shards."""
+        if not self.shards or job is None:
+            return 0
+        namespace, _, name = job.rpartition("/")
+        return cluster.shard_of(namespace or "default", name, self.shards)
+
     def check_store_tokens(self):
         writes = []
         for r in self.store.runs:
             if r.get("xid"):
-                writes.append((int(r["xid"]), int(r["token"]),
+                writes.append((int(r["xid"]), self.shard(r["job"]),
+                               int(r["token"]),
                                f"run {r['id']} "
                                f"({fire_id(r['job'], r['generation'], r['sched'])}"
                                f", {state_name(r['state'])})"))
@@ -331,29 +342,35 @@ class Checker:
                 run = self.store.runs_by_id.get(t["run_id"])
                 what = fire_id(run["job"], run["generation"], run["sched"]) \
                     if run else f"run {t['run_id']}"
-                writes.append((int(t["xid"]), int(t["token"]),
+                writes.append((int(t["xid"]),
+                               self.shard(run["job"] if run else None),
+                               int(t["token"]),
                                f"transition {t['seq']} of run {t['run_id']} "
                                f"({what}: {state_name(t['from_state'])} -> "
                                f"{state_name(t['to_state'])})"))
         writes.sort()
-        high = None  # (token, what) of the highest token committed so far
-        for xid, token, what in writes:
-            if high is not None and token < high[0]:
+        # By shard: (token, what) of the highest token committed so far.
+        high = {}
+        for xid, shard, token, what in writes:
+            h = high.get(shard)
+            if h is not None and token < h[0]:
                 self.fail("tokens backwards", (
                     f"{what} committed (xid {xid}) with token {token} after "
-                    f"{high[1]} with token {high[0]}"))
-            elif high is None or token > high[0]:
-                high = (token, f"{what} (xid {xid})")
+                    f"{h[1]} with token {h[0]}"))
+            elif h is None or token > h[0]:
+                high[shard] = (token, f"{what} (xid {xid})")
 
     def check_witness_tokens(self):
-        high = None
+        high = {}  # by shard
         for e in self.executions:
-            if high is not None and e.token < high.token:
+            shard = self.shard(cluster.parse_fire_id(e.fire_id)[0])
+            h = high.get(shard)
+            if h is not None and e.token < h.token:
                 self.fail("tokens backwards", (
-                    f"{e.describe()} started {e.start - high.start:.3f} s "
-                    f"after {high.describe()}{self.where(e.start)}"))
-            elif high is None or e.token > high.token:
-                high = e
+                    f"{e.describe()} started {e.start - h.start:.3f} s "
+                    f"after {h.describe()}{self.where(e.start)}"))
+            elif h is None or e.token > h.token:
+                high[shard] = e
 
     def check_overlap(self):
         by_job = collections.defaultdict(list)

@@ -43,6 +43,7 @@ class Record:
                             end=T0 + 6.5, recovered=T0 + 7)]
         self.logs = {"n0.log": "", "n1.log": ""}
         self.xid = 100
+        self.shards = 0
 
     def run(self, job, t, token, node="n0", attempt=1, generation=1,
             state=4, start_delay=0.05, duration=0.3, witness=True):
@@ -82,7 +83,8 @@ class Record:
 
     def write(self, root):
         with open(os.path.join(root, "run.json"), "w") as f:
-            json.dump(dict(jobs=self.jobs, faults=self.faults), f)
+            json.dump(dict(jobs=self.jobs, faults=self.faults,
+                           shards=self.shards), f)
         with open(os.path.join(root, "witness"), "w") as f:
             f.write("".join(l + "\n" for l in self.witness))
         for name, text in self.logs.items():
@@ -223,6 +225,29 @@ class CheckerTest(unittest.TestCase):
         self.assertCaught(r, "tokens backwards",
                           "ops/b:1:2027-01-15T08:00:07Z attempt 1 on n0 "
                           "token 1")
+
+    def test_tokens_go_forward_per_shard(self):
+        """With shards each shard's lease has its own tokens: a and ops/b
+        are in shards 0 and 2 of 3 (as cluster::ShardOf computes, pinned by
+        src/cluster/shards_test.cc's values below)."""
+        self.assertEqual(cluster.stable_hash(""), 0xf52a15e9a9b5e89b)
+        self.assertEqual(cluster.shard_of("default", "nightly", 64), 45)
+        self.assertEqual(cluster.shard_of("ops", "backup", 64), 16)
+        self.assertEqual(cluster.shard_of("default", "a", 3), 0)
+        self.assertEqual(cluster.shard_of("ops", "b", 3), 2)
+        # a's shard stays with n0 under token 2; ops/b's moves from n0
+        # (token 1) to n1 (token 3) at T0+2, and a keeps writing after it.
+        r = Record()
+        for t in range(T0, T0 + 8):
+            if t % 2 == 0:
+                r.run("a", t, 2)
+            r.run("ops/b", t, 3 if t >= T0 + 2 else 1,
+                  node="n1" if t >= T0 + 2 else "n0")
+        r.shards = 3
+        ok, c = self.check(r)
+        self.assertTrue(ok, self.report)
+        r.shards = 0  # one lease for all: the same record is a violation
+        self.assertCaught(r, "tokens backwards")
 
     @staticmethod
     def overlapping_record():

@@ -343,6 +343,36 @@ def read_witness(path):
     return [l.split() for l in text.splitlines() if len(l.split()) == 6]
 
 
+_MASK = (1 << 64) - 1
+
+
+def _mix(x):
+    """src/cluster/shards.cc's Mix (SplitMix64's finalizer)."""
+    x ^= x >> 30
+    x = (x * 0xbf58476d1ce4e5b9) & _MASK
+    x ^= x >> 27
+    x = (x * 0x94d049bb133111eb) & _MASK
+    return x ^ (x >> 31)
+
+
+def _fnv1a(data):
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & _MASK
+    return h
+
+
+def stable_hash(text):
+    """cluster::StableHash."""
+    return _mix(_fnv1a(text.encode()))
+
+
+def shard_of(namespace, name, shards):
+    """cluster::ShardOf: the shard of job namespace/name among `shards`."""
+    key = f"{len(namespace.encode())}:{namespace}/{name}".encode()
+    return _mix(_fnv1a(key)) % shards
+
+
 def parse_fire_id(fire_id):
     """'job:3:2026-11-30T08:00:00.25Z' -> (job, generation, unix seconds
     (float), manual). A job of another namespace is 'ns/job'."""
