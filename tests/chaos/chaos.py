@@ -13,6 +13,10 @@ Then faults, one at a time, each healed before the next (and before it, the
 cluster is given time to be steady: a node holds the lease and runs jobs):
 
   kill9        kill -9 of the lease holder; restarted a moment later
+  leave        SIGTERM of the lease holder: it stops cleanly (its lease, or
+               with shards each shard lease, released after its runs'
+               outcomes are written), stays away a lease ttl, then starts
+               again and joins
   sigstop      SIGSTOP of the lease holder for longer than its lease, then
                SIGCONT: the zombie must get nothing accepted (it exits with
                status 3 when it wakes) and is restarted
@@ -83,6 +87,7 @@ JOBS = [
 
 SHORT_FAULTS = [
     ("kill9", {}),
+    ("leave", {}),
     ("sigstop", {}),
     ("pg_stop", {}),
     ("cut_drop", {}),
@@ -353,6 +358,15 @@ class Harness:
             holder.signal(signal.SIGKILL)
             self.sleep(self.rng.uniform(0.3, self.ttl))
             holder.held = False
+        elif kind == "leave":
+            holder.held = True
+            holder.expect_exit = 0
+            holder.signal(signal.SIGTERM)
+            if self.wait("the holder to stop after SIGTERM",
+                         lambda: not holder.running(), 30):
+                record["stop_s"] = round(now() - record["start"], 3)
+            self.sleep(self.ttl)
+            holder.held = False  # restarted by supervise(): it joins again
         elif kind == "sigstop":
             holder.signal(signal.SIGSTOP)
             self.wait("a standby to take over from the stopped holder",
