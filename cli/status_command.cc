@@ -1,6 +1,7 @@
 #include "cli/status_command.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -160,8 +161,31 @@ int ShowStatus(const ClientOptions& client, const Io& io) {
     io.out << "members:      " << members.size() << " live ("
            << absl::StrJoin(members, ", ") << ")\n";
   }
+  // With shards: how many each node holds, on one line ("8 (a 3, b 3, c
+  // 2)"; "nobody" for shards no live node holds).
+  std::map<std::string, int> shards_by_node;
+  int shards = 0;
   for (const Json& l : store.value("leases", Json::array())) {
-    if (absl::StartsWith(Str(l, "name"), kMemberLeasePrefix)) continue;
+    if (!absl::StartsWith(Str(l, "name"), "shard/")) continue;
+    ++shards;
+    const bool live = l.value("holder", Json()).is_string() &&
+                      !Str(l, "holder").empty() &&
+                      l.value("remaining_seconds", 0.0) > 0;
+    const std::string holder = live ? Str(l, "holder") : "";
+    ++shards_by_node[live ? holder.substr(0, holder.find(' ')) : "nobody"];
+  }
+  if (shards > 0) {
+    std::vector<std::string> parts;
+    for (const auto& [node, n] : shards_by_node)
+      parts.push_back(absl::StrCat(node, " ", n));
+    io.out << "shards:       " << shards << " (" << absl::StrJoin(parts, ", ")
+           << ")\n";
+  }
+  for (const Json& l : store.value("leases", Json::array())) {
+    if (absl::StartsWith(Str(l, "name"), kMemberLeasePrefix) ||
+        absl::StartsWith(Str(l, "name"), "shard/")) {
+      continue;
+    }
     io.out << "lease:        " << Str(l, "name") << " held by "
            << (l.value("holder", Json()).is_string() ? Str(l, "holder")
                                                      : std::string("nobody"))

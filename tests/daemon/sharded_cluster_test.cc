@@ -13,9 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/status_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/cluster/shards.h"
+#include "tests/daemon/cli_runner.h"
 #include "tests/daemon/shared_store_fixture.h"
 
 namespace chime::daemon_test {
@@ -99,6 +101,20 @@ TEST_F(ShardedClusterTest, EveryNodeSchedulesItsShardsAndAKilledOnesMove) {
   EXPECT_EQ(cluster["members"].size(), 3u) << cluster.dump();
   ASSERT_EQ(cluster["shards"].size(), kShards) << cluster.dump();
   for (const Json& s : cluster["shards"]) EXPECT_TRUE(s["node"].is_string());
+  // chime status counts each node's shards.
+  std::map<std::string, int> held;
+  for (const std::string& owner : cluster::Assign(kShards, {"a", "b", "c"}))
+    ++held[owner];
+  const CliResult status = RunChime(
+      {"status", "--server", absl::StrCat("http://127.0.0.1:", port_b)},
+      {cli::AddStatusCommand});
+  EXPECT_EQ(status.status, 0) << status.err;
+  EXPECT_THAT(status.out,
+              ::testing::HasSubstr("members:      3 live (a, b, c)"));
+  EXPECT_THAT(status.out, ::testing::HasSubstr(absl::StrCat(
+                              "shards:       8 (a ", held["a"], ", b ",
+                              held["b"], ", c ", held["c"], ")")))
+      << status.out;
 
   // A trigger of one of c's jobs sent to a is carried to c.
   const std::string job = *c_jobs.begin();
