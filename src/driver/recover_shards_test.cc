@@ -23,8 +23,8 @@ using ::testing::Field;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-constexpr MonoTime kForever = MonoTime::Infinite();
-constexpr absl::Duration kTtl = absl::Seconds(5);
+constexpr MonoTime kNoDeadline = MonoTime::Infinite();
+constexpr absl::Duration kShardTtl = absl::Seconds(5);
 
 class RecoverShardsTest : public ::testing::Test {
  protected:
@@ -37,7 +37,7 @@ class RecoverShardsTest : public ::testing::Test {
       const uint32_t shard = fences_->ShardOf(spec.key);
       if (!jobs_.empty() && shard == shard_[0]) continue;
       absl::StatusOr<JobRecord> put =
-          store_.PutJob(spec, kNoRevision, kForever);
+          store_.PutJob(spec, kNoRevision, kNoDeadline);
       ASSERT_THAT(put, IsOk());
       jobs_.push_back(*put);
       shard_.push_back(shard);
@@ -47,7 +47,7 @@ class RecoverShardsTest : public ::testing::Test {
 
   Fence Acquire(uint32_t shard, const std::string& holder) {
     absl::StatusOr<LeaseGrant> grant = store_.AcquireLease(
-        absl::StrCat("shard/", shard), holder, kTtl, kForever);
+        absl::StrCat("shard/", shard), holder, kShardTtl, kNoDeadline);
     EXPECT_THAT(grant, IsOk());
     return Fence{absl::StrCat("shard/", shard), grant.ok() ? grant->token : 0};
   }
@@ -58,11 +58,11 @@ class RecoverShardsTest : public ::testing::Test {
     batch.at = clock_.Now();
     batch.claims.push_back(
         {FireRef{jobs_[k].id, jobs_[k].generation, clock_.Now() + in}, run});
-    ASSERT_THAT(store_.ClaimFires(fence, batch, kForever), IsOk());
+    ASSERT_THAT(store_.ClaimFires(fence, batch, kNoDeadline), IsOk());
   }
 
   RunState StateOf(RunId run) {
-    absl::StatusOr<RunDetail> d = store_.GetRun(run, kForever);
+    absl::StatusOr<RunDetail> d = store_.GetRun(run, kNoDeadline);
     EXPECT_THAT(d, IsOk());
     return d.ok() ? d->run.state : RunState::kClaiming;
   }
@@ -80,7 +80,7 @@ TEST_F(RecoverShardsTest, ACrashedHoldersRunsOfTheShardGainedAreLost) {
   Claim(old0, 0, absl::Seconds(-10), 1);      // pending, its time passed
   Claim(old0, 0, absl::Minutes(5), 2);        // pending, ahead
   Claim(old1, 1, absl::Seconds(-10), 3);      // another shard's
-  clock_.AdvanceBy(kTtl + absl::Seconds(1));  // the old holder's leases expire
+  clock_.AdvanceBy(kShardTtl + absl::Seconds(1));  // the old holder's leases expire
   GainedShard g;
   g.shard = shard_[0];
   g.granted_at = clock_.MonoNow();
@@ -107,7 +107,7 @@ TEST_F(RecoverShardsTest, AReleasedShardsPendingRunsStayPending) {
   Claim(old0, 0, absl::Seconds(1), 1);  // claimed ahead, handed back
   // A clean handoff: the old holder released the lease; the new one takes
   // it a few seconds later, after the run's time.
-  ASSERT_THAT(store_.ReleaseLease(old0, kForever), IsOk());
+  ASSERT_THAT(store_.ReleaseLease(old0, kNoDeadline), IsOk());
   clock_.AdvanceBy(absl::Seconds(3));
   GainedShard g;
   g.shard = shard_[0];

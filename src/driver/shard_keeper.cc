@@ -17,7 +17,7 @@ constexpr absl::string_view kShardLeasePrefix = "shard/";
 
 // Store calls other than renewals (listing, acquiring, releasing) get this
 // long.
-constexpr absl::Duration kCallTimeout = absl::Seconds(10);
+constexpr absl::Duration kStoreCallTimeout = absl::Seconds(10);
 
 }  // namespace
 
@@ -63,7 +63,7 @@ void ShardKeeper::ReleaseAll() {
     }
   }
   for (const Fence& fence : held)
-    (void)store_.ReleaseLease(fence, clock_.MonoNow() + kCallTimeout);
+    (void)store_.ReleaseLease(fence, clock_.MonoNow() + kStoreCallTimeout);
 }
 
 void ShardKeeper::Released(uint32_t shard, bool clean) {
@@ -235,13 +235,13 @@ void ShardKeeper::ReleaseDone() {
   }
   // A lease not released (a write under it failed) expires in its ttl.
   for (const Fence& fence : release)
-    (void)store_.ReleaseLease(fence, clock_.MonoNow() + kCallTimeout);
+    (void)store_.ReleaseLease(fence, clock_.MonoNow() + kStoreCallTimeout);
 }
 
 void ShardKeeper::MoveOnce() {
   const MonoTime listed = clock_.MonoNow();
   absl::StatusOr<std::vector<LeaseInfo>> leases =
-      store_.ListLeases(listed + kCallTimeout);
+      store_.ListLeases(listed + kStoreCallTimeout);
   if (!leases.ok()) return;  // the next tick tries again
   cluster::ShardView view;
   view.self = options_.member;
@@ -291,7 +291,7 @@ void ShardKeeper::MoveOnce() {
     const MonoTime sent = clock_.MonoNow();
     absl::StatusOr<LeaseGrant> grant =
         store_.AcquireLease(cluster::ShardLease(shard), options_.holder,
-                            options_.ttl, sent + kCallTimeout);
+                            options_.ttl, sent + kStoreCallTimeout);
     if (!grant.ok()) continue;  // taken meanwhile, or the store is down
     GainedShard g;
     g.shard = shard;
@@ -330,7 +330,7 @@ void ShardKeeper::MoveOnce() {
         }
       }
       for (const GainedShard& g : gained)
-        (void)store_.ReleaseLease(g.fence, clock_.MonoNow() + kCallTimeout);
+        (void)store_.ReleaseLease(g.fence, clock_.MonoNow() + kStoreCallTimeout);
     }
   }
 
