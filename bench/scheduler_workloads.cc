@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -52,7 +53,14 @@ const std::map<std::string, std::string> kSchedulerDefaults = {
     // PostgreSQL 15 server the benchmark starts, synchronous_commit on; the
     // scheduler on it as a cluster node schedules: lease renewed, every
     // claim and transition fenced).
-    {"store", "none"}};
+    {"store", "none"},
+    // --store postgres on an existing database (a libpq URL) instead of a
+    // server of its own: several chime-bench processes as the nodes of one
+    // cluster (bench/cluster_bench.py).
+    {"pg-url", ""},
+    // SchedulerOptions::shards and node_name (a cluster's node).
+    {"shards", "0"},
+    {"node-name", ""}};
 
 std::map<std::string, std::string> WithSchedulerDefaults(
     std::map<std::string, std::string> m) {
@@ -79,7 +87,8 @@ void StartWatchdog(const std::string& workload, const Args& args) {
 }
 
 // The store named by --store (null for "none").
-absl::StatusOr<std::shared_ptr<Store>> MakeStore(const std::string& kind) {
+absl::StatusOr<std::shared_ptr<Store>> MakeStore(const std::string& kind,
+                                                 const std::string& pg_url) {
   if (kind == "none") return nullptr;
   if (kind == "memory") {
     store::MemoryStore::Options options;
@@ -89,7 +98,7 @@ absl::StatusOr<std::shared_ptr<Store>> MakeStore(const std::string& kind) {
   }
   if (kind == "postgres") {
     absl::StatusOr<std::unique_ptr<StoreBackend>> backend =
-        MakePostgresBackend("");
+        MakePostgresBackend(pg_url);
     if (!backend.ok()) return backend.status();
     absl::StatusOr<std::unique_ptr<Store>> opened =
         (*backend)->OpenFresh(Durability::kSynced, 4);
@@ -125,7 +134,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
   options.seed = 1;
   options.lookahead = absl::Milliseconds(args.Int("lookahead-ms"));
   absl::StatusOr<std::shared_ptr<Store>> store =
-      MakeStore(args.String("store"));
+      MakeStore(args.String("store"), args.String("pg-url"));
+  options.shards = static_cast<uint32_t>(args.Int("shards"));
+  options.node_name = args.String("node-name");
   if (!store.ok()) return store.status();
   options.store = *std::move(store);
   // On a shared store the scheduler renews its lease, as in a cluster.
@@ -148,7 +159,8 @@ nlohmann::json Header(const std::string& workload, int64_t n,
            {{"worker_threads", args.Int("workers")},
             {"max_concurrent_runs", args.Int("max-runs")},
             {"lookahead_ms", args.Int("lookahead-ms")},
-            {"store", args.String("store")}}}};
+            {"store", args.String("store")},
+            {"shards", args.Int("shards")}}}};
 }
 
 // A spec whose late fires run (and count as late), beside earlier runs.
@@ -273,7 +285,14 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
                    WithSchedulerDefaults({{"n", "1000"},
                                           {"duration-s", "20"},
                                           {"settle-s", "5"},
-                                          {"start-after-register", "0"}}),
+                                          {"start-after-register", "0"},
+                                          // The window's start (unix s; 0:
+                                          // 3 s after registration), and
+                                          // a file for each (job, second)'s
+                                          // lateness: cluster_bench.py
+                                          // merges the nodes'.
+                                          {"w0", "0"},
+                                          {"fired-file", ""}}),
                    &args)) {
     return 2;
   }
@@ -317,7 +336,9 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
     if (absl::Status s = (*scheduler)->Start(); !s.ok()) return Fail("cron", s);
   }
   // ToUnixSeconds rounds down: + 1 is the next whole second.
-  const int64_t w0 = absl::ToUnixSeconds(absl::Now()) + 1 + 2;
+  const int64_t w0 = args.Int("w0") != 0
+                         ? args.Int("w0")
+                         : absl::ToUnixSeconds(absl::Now()) + 1 + 2;
   w0_s.store(w0);
 
   // CPU over the measured window, then time for its last fires to arrive.
@@ -329,6 +350,14 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
                 absl::Seconds(args.Int("settle-s")),
             [] { return false; });
   (*scheduler)->Shutdown(absl::ZeroDuration());
+  if (const std::string& path = args.String("fired-file"); !path.empty()) {
+    // n * duration little-endian int64s: 1 + lateness in µs, 0 = not here.
+    std::ofstream f(path, std::ios::binary);
+    for (int64_t j = 0; j < n * duration; ++j) {
+      const int64_t v = late_us[j].load();
+      f.write(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  }
 
   std::vector<double> late_ms;
   late_ms.reserve(n * duration);

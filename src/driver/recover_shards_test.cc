@@ -124,5 +124,20 @@ TEST_F(RecoverShardsTest, AReleasedShardsPendingRunsStayPending) {
   EXPECT_THAT(r->events, IsEmpty());
 }
 
+// A scheduler without shards does not run beside nodes with shards: it waits
+// (as a standby) with the lease released.
+TEST_F(RecoverShardsTest, ASchedulerWithoutShardsWaitsWhileShardsAreHeld) {
+  Acquire(shard_[0], "node-1 pid 7 scheduler 1 shards 4");
+  EXPECT_THAT(Recover(store_, clock_, "node-9 pid 8", kShardTtl,
+                      absl::InfiniteDuration()),
+              ::chime::testing::StatusIs(
+                  absl::StatusCode::kFailedPrecondition,
+                  ::testing::AllOf(::testing::HasSubstr(kLeaseHeldElsewhere),
+                                   ::testing::HasSubstr("nodes with shards"))));
+  EXPECT_THAT(store_.AcquireLease("scheduler", "another", kShardTtl,
+                                  kNoDeadline),
+              IsOk());
+}
+
 }  // namespace
 }  // namespace chime::driver

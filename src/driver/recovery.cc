@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
 #include "src/store/store_util.h"
@@ -183,6 +184,22 @@ absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
   const auto deadline = [&] { return clock.MonoNow() + kCallTimeout; };
   ASSIGN_OR_RETURN(Recovered r, TakeLease(store, clock, kSchedulerLease, holder,
                                           ttl, max_clock_skew));
+  // Nodes with shards schedule this store: one scheduler for every job
+  // beside them would decide the same fires (the store would let only one
+  // claim each, but lost runs could start twice). Wait for them to go.
+  absl::StatusOr<std::vector<LeaseInfo>> leases = store.ListLeases(deadline());
+  if (!leases.ok()) return Step("reading the leases", leases.status());
+  for (const LeaseInfo& l : *leases) {
+    if (!absl::StartsWith(l.name, "shard/") || l.holder.empty() ||
+        l.remaining <= absl::ZeroDuration()) {
+      continue;
+    }
+    (void)store.ReleaseLease(r.fence, deadline());
+    return absl::FailedPreconditionError(absl::StrCat(
+        kLeaseHeldElsewhere, ": nodes with shards schedule this store (",
+        l.name, " is held by ", l.holder,
+        "); give every node of the store the same `shards`"));
+  }
   absl::StatusOr<StoreInfo> info = store.GetInfo(deadline());
   if (!info.ok()) return Step("reading the store", info.status());
   r.max_run_id = info->max_run_id;

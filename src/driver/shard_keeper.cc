@@ -21,6 +21,21 @@ constexpr absl::Duration kStoreCallTimeout = absl::Seconds(10);
 
 }  // namespace
 
+std::optional<uint32_t> ShardsOfHolder(absl::string_view holder) {
+  const size_t at = holder.find(" shards ");
+  if (at == absl::string_view::npos) return std::nullopt;
+  absl::string_view rest = holder.substr(at + 8);
+  rest = rest.substr(0, rest.find(' '));
+  uint32_t shards = 0;
+  if (!absl::SimpleAtoi(rest, &shards)) return std::nullopt;
+  return shards;
+}
+
+void ShardKeeper::Warn(const std::string& cause, const std::string& what) {
+  if (!warned_.insert(cause).second || !callbacks_.on_warning) return;
+  callbacks_.on_warning(what);
+}
+
 ShardKeeper::ShardKeeper(Store& store, Clock& clock, Options options,
                          Callbacks callbacks)
     : store_(store),
@@ -247,13 +262,22 @@ void ShardKeeper::MoveOnce() {
   view.self = options_.member;
   view.holders.resize(options_.shards);
   absl::flat_hash_map<std::string, std::string> member_of;  // holder -> name
+  bool unsharded_scheduler = false;
   for (const LeaseInfo& l : *leases) {
-    if (!absl::StartsWith(l.name, kMemberLeasePrefix) || l.holder.empty() ||
-        l.remaining <= absl::ZeroDuration()) {
-      continue;
-    }
+    if (l.holder.empty() || l.remaining <= absl::ZeroDuration()) continue;
+    if (l.name == kSchedulerLease) unsharded_scheduler = true;
+    if (!absl::StartsWith(l.name, kMemberLeasePrefix)) continue;
     std::string name(l.name.substr(kMemberLeasePrefix.size()));
     member_of[l.holder] = name;
+    if (ShardsOfHolder(l.holder) != options_.shards) {
+      // Hashes jobs otherwise: not a member of this assignment.
+      Warn(name, absl::StrCat(
+                     "node ", name, " (", l.holder,
+                     ") does not run with shards ", options_.shards,
+                     " as this one does: it gets no shard; give every node of "
+                     "the store the same `shards`"));
+      continue;
+    }
     view.members.push_back(std::move(name));
   }
   std::vector<bool> released(options_.shards, false);
@@ -281,6 +305,13 @@ void ShardKeeper::MoveOnce() {
     }
   }
   cluster::ShardMoves moves = cluster::PlanShardMoves(view);
+  if (unsharded_scheduler && !moves.acquire.empty()) {
+    Warn(std::string(kSchedulerLease),
+         "a node without shards holds the store's scheduler lease: taking no "
+         "shard while it does (give every node of the store the same "
+         "`shards`)");
+    moves.acquire.clear();
+  }
   if (callbacks_.may_acquire && !moves.acquire.empty() &&
       !callbacks_.may_acquire()) {
     moves.acquire.clear();
@@ -330,7 +361,8 @@ void ShardKeeper::MoveOnce() {
         }
       }
       for (const GainedShard& g : gained)
-        (void)store_.ReleaseLease(g.fence, clock_.MonoNow() + kStoreCallTimeout);
+        (void)store_.ReleaseLease(g.fence,
+                                  clock_.MonoNow() + kStoreCallTimeout);
     }
   }
 

@@ -25,6 +25,15 @@
 // LeaseKeeper): it only changes anything while it sees this node among the
 // live members.
 //
+// Misconfigured clusters. A member counts only if its holder string says
+// the same number of shards (" shards <S>", ShardsOfHolder): a node
+// configured with another number (or none) would hash jobs differently, so
+// it is left out of the assignment -- it gets no shard from this node's
+// point of view -- and reported through on_warning. While a node without
+// shards holds the store's one scheduler lease (kSchedulerLease), no shard
+// is taken. (Should two nodes still decide one fire, the store's unique
+// FireKey lets only one claim it.)
+//
 // Clean handoffs. A shard whose lease was released (not expired) by its last
 // holder, which released it only after every write of its runs was done, has
 // no run that started without its record: GainedShard::released says so,
@@ -42,11 +51,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "chime/clock.h"
 #include "chime/store.h"
@@ -65,6 +77,9 @@ struct GainedShard {
   MonoTime granted_at;
   absl::Time store_time = absl::InfinitePast();
 };
+
+// The number of shards a lease holder string says (" shards <S>"), if any.
+std::optional<uint32_t> ShardsOfHolder(absl::string_view holder);
 
 class ShardKeeper {
  public:
@@ -85,6 +100,8 @@ class ShardKeeper {
     // Optional: false takes no shard on this tick (e.g. this node's clock
     // is off from the store's by more than its bound); hand-offs go on.
     std::function<bool()> may_acquire;
+    // Optional: a condition an operator must hear of (once per cause).
+    std::function<void(const std::string&)> on_warning;
   };
 
   ShardKeeper(Store& store, Clock& clock, Options options, Callbacks callbacks);
@@ -126,6 +143,8 @@ class ShardKeeper {
   // Releases the leases of shards in kReleasing.
   void ReleaseDone();
   void ReportLost(const absl::Status& why);
+  // on_warning(`what`), the first time for `cause`.
+  void Warn(const std::string& cause, const std::string& what);
   void SetValidUntil(uint32_t shard, MonoTime t);
   MonoTime ValidUntil(uint32_t shard) const;
 
@@ -142,10 +161,11 @@ class ShardKeeper {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Shard> shards_;  // guarded by mu_
-  bool stop_ = false;          // guarded by mu_
-  bool lost_ = false;          // guarded by mu_
-  bool released_ = false;      // guarded by mu_: a Released() to act on
+  std::vector<Shard> shards_;     // guarded by mu_
+  bool stop_ = false;             // guarded by mu_
+  bool lost_ = false;             // guarded by mu_
+  bool released_ = false;         // guarded by mu_: a Released() to act on
+  std::set<std::string> warned_;  // mover thread only: on_warning's causes
   std::thread renewer_;
   std::thread watchdog_;
   std::thread mover_;

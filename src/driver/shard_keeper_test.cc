@@ -48,7 +48,7 @@ class Node {
   Node(Store& store, std::string name, bool hand_off_at_once = true,
        bool start = true)
       : store_(store), name_(std::move(name)) {
-    const std::string holder = absl::StrCat(name_, " pid 1");
+    const std::string holder = absl::StrCat(name_, " pid 1 shards ", kShards);
     absl::StatusOr<LeaseGrant> member =
         store_.AcquireLease(absl::StrCat(kMemberLeasePrefix, name_), holder,
                             absl::Hours(1), kForever);
@@ -251,7 +251,7 @@ TEST(ShardKeeperTest, ANodeThatMayNotAcquireTakesNothingUntilItMay) {
   store::MemoryStore store(store::MemoryStore::Options{});
   std::atomic<bool> may{false};
   std::atomic<int> gained{0};
-  ASSERT_THAT(store.AcquireLease("member/node-1", "node-1 pid 1",
+  ASSERT_THAT(store.AcquireLease("member/node-1", "node-1 pid 1 shards 16",
                                  absl::Hours(1), MonoTime::Infinite()),
               IsOk());
   ShardKeeper::Callbacks callbacks;
@@ -263,13 +263,67 @@ TEST(ShardKeeperTest, ANodeThatMayNotAcquireTakesNothingUntilItMay) {
   callbacks.may_acquire = [&] { return may.load(); };
   ShardKeeper keeper(
       store, RealClock::Get(),
-      ShardKeeper::Options{kShards, "node-1", "node-1 pid 1", kTtl}, callbacks);
+      ShardKeeper::Options{kShards, "node-1", "node-1 pid 1 shards 16", kTtl},
+      callbacks);
   keeper.Start();
   absl::SleepFor(kTtl);
   EXPECT_EQ(gained.load(), 0);
   may = true;
   EXPECT_TRUE(WaitFor([&] { return gained.load() == kShards; }));
   keeper.Stop();
+}
+
+TEST(ShardKeeperTest, ShardsOfHolderReadsTheCount) {
+  EXPECT_EQ(ShardsOfHolder("n1 pid 4 scheduler 1 shards 64 url http://a:1"),
+            64u);
+  EXPECT_EQ(ShardsOfHolder("n1 pid 4 scheduler 1 url http://a:1"),
+            std::nullopt);
+  EXPECT_EQ(ShardsOfHolder("n1 pid 4 shards x"), std::nullopt);
+}
+
+// A member configured with another number of shards (or none) hashes jobs
+// otherwise: it is left out, and an operator hears of it; while a node
+// without shards holds the scheduler lease, nothing is taken.
+TEST(ShardKeeperTest, MembersWithAnotherShardCountAreLeftOut) {
+  store::MemoryStore store(store::MemoryStore::Options{});
+  ASSERT_THAT(store.AcquireLease("member/odd", "odd pid 2 shards 8",
+                                 absl::Hours(1), kForever),
+              IsOk());
+  absl::StatusOr<LeaseGrant> old = store.AcquireLease(
+      "scheduler", "old pid 3 scheduler 1", absl::Hours(1), kForever);
+  ASSERT_THAT(old, IsOk());
+  const std::string holder = absl::StrCat("node-1 pid 1 shards ", kShards);
+  ASSERT_THAT(
+      store.AcquireLease("member/node-1", holder, absl::Hours(1), kForever),
+      IsOk());
+  std::mutex mu;
+  std::vector<std::string> warnings;
+  std::atomic<int> gained{0};
+  ShardKeeper::Callbacks callbacks;
+  callbacks.on_gained = [&](const std::vector<GainedShard>& g) {
+    gained += static_cast<int>(g.size());
+    return absl::OkStatus();
+  };
+  callbacks.on_hand_off = [](const std::vector<uint32_t>&) {};
+  callbacks.on_warning = [&](const std::string& w) {
+    std::lock_guard<std::mutex> lock(mu);
+    warnings.push_back(w);
+  };
+  ShardKeeper keeper(store, RealClock::Get(),
+                     ShardKeeper::Options{kShards, "node-1", holder, kTtl},
+                     callbacks);
+  keeper.Start();
+  absl::SleepFor(kTtl);
+  EXPECT_EQ(gained.load(), 0);  // the scheduler lease is held
+  ASSERT_THAT(store.ReleaseLease(Fence{"scheduler", old->token}, kForever),
+              IsOk());
+  // Every shard: "odd" is no member of this assignment.
+  EXPECT_TRUE(WaitFor([&] { return gained.load() == kShards; }));
+  keeper.Stop();
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_THAT(warnings, ::testing::UnorderedElementsAre(
+                            ::testing::HasSubstr("scheduler lease"),
+                            ::testing::HasSubstr("node odd")));
 }
 
 TEST(ShardKeeperTest, ANodeThatIsNoMemberTakesNothing) {

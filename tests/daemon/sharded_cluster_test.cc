@@ -81,7 +81,7 @@ TEST_F(ShardedClusterTest, EveryNodeSchedulesItsShardsAndAKilledOnesMove) {
   }
   ASSERT_FALSE(c_jobs.empty()) << "pick other names: c owns no job";
   // Every node runs its shards' jobs once the three are settled.
-  for (const std::string& node : {"a", "b", "c"}) {
+  for (const char* node : {"a", "b", "c"}) {
     ASSERT_TRUE(WaitForRuns(node, 3, absl::Seconds(30)))
         << node << " ran nothing\n"
         << a->LogText();
