@@ -104,6 +104,7 @@ def one_run(a, root, run):
             "late_max_ms": max(late) if late else None,
             "per_node_fires": [l.get("fires") for l in lines],
             "per_node_cpu_window_s": [l.get("cpu_window_s") for l in lines],
+            "lease_lost": [l.get("lease_lost") for l in lines],
         }
     finally:
         pg.stop()
@@ -117,7 +118,7 @@ def main():
     p.add_argument("--shards", type=int, default=64)
     p.add_argument("--n", type=int, default=10000)
     p.add_argument("--duration-s", type=int, default=20)
-    p.add_argument("--warmup-s", type=int, default=15)
+    p.add_argument("--warmup-s", type=int, default=30)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--keep", action="store_true")

@@ -86,6 +86,9 @@ void StartWatchdog(const std::string& workload, const Args& args) {
   }).detach();
 }
 
+// Set when the scheduler lost a store lease (StartScheduler).
+std::atomic<bool> lease_lost{false};
+
 // The store named by --store (null for "none").
 absl::StatusOr<std::shared_ptr<Store>> MakeStore(const std::string& kind,
                                                  const std::string& pg_url) {
@@ -137,6 +140,12 @@ absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
       MakeStore(args.String("store"), args.String("pg-url"));
   options.shards = static_cast<uint32_t>(args.Int("shards"));
   options.node_name = args.String("node-name");
+  // A lost lease is reported in the output line (lease_lost), not an abort:
+  // the workload's own records (its fires) stay readable.
+  options.on_lease_lost = [](const absl::Status& why) {
+    std::cerr << "chime-bench: " << why << "\n";
+    lease_lost.store(true);
+  };
   if (!store.ok()) return store.status();
   options.store = *std::move(store);
   // On a shared store the scheduler renews its lease, as in a cluster.
@@ -377,6 +386,7 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
   AddLateness(late_ms, line);
   line["cpu_window_s"] = cpu_window_s;
   line["max_rss_mb"] = MaxRssMb();
+  line["lease_lost"] = lease_lost.load();
   out << line.dump() << std::endl;
   return 0;
 }

@@ -78,6 +78,12 @@ class Store {
   virtual absl::StatusOr<LeaseGrant> RenewLease(const Fence& fence,
                                                 absl::Duration ttl,
                                                 MonoTime deadline) = 0;
+  // RenewLease of each fence, as one call: one answer per fence, in order
+  // (each as RenewLease's); an error of the whole call (unavailable) renews
+  // none. A node renews its shard leases together. The default calls
+  // RenewLease for each; a store may do all in one transaction.
+  virtual absl::StatusOr<std::vector<absl::StatusOr<LeaseGrant>>> RenewLeases(
+      absl::Span<const Fence> fences, absl::Duration ttl, MonoTime deadline);
   // Frees the lease. OK if it was already released with this token;
   // FailedPrecondition if a newer token was granted.
   virtual absl::Status ReleaseLease(const Fence& fence, MonoTime deadline) = 0;

@@ -324,8 +324,9 @@ absl::StatusOr<SchedulerStats> SchedulerImpl::Stats() {
 
 void SchedulerImpl::Shutdown(absl::Duration grace) {
   absl::MutexLock shutdown_lock(&shutdown_mu_);
-  // No shard comes or goes from now on (a move under way finishes first).
-  if (shard_keeper_ != nullptr) shard_keeper_->Stop();
+  // No shard comes or goes from now on (a move under way finishes first);
+  // the leases are renewed until StopWriting, while attempts end.
+  if (shard_keeper_ != nullptr) shard_keeper_->StopMoving();
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kNew) {

@@ -55,13 +55,23 @@ void ShardKeeper::Start() {
   mover_ = std::thread([this] { Move(); });
 }
 
+void ShardKeeper::StopMoving() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_moving_ = true;
+  }
+  cv_.notify_all();
+  if (mover_.joinable()) mover_.join();
+}
+
 void ShardKeeper::Stop() {
+  StopMoving();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
-  for (std::thread* t : {&mover_, &watchdog_, &renewer_}) {
+  for (std::thread* t : {&watchdog_, &renewer_}) {
     if (t->joinable()) t->join();
   }
 }
@@ -143,40 +153,48 @@ void ShardKeeper::Renew() {
           held.emplace_back(s, shards_[s].fence);
       }
     }
+    if (held.empty()) continue;
+    // Every held lease in one call (one transaction on PostgreSQL): a node
+    // holding many shards renews them in the time of one.
+    const MonoTime sent = clock_.MonoNow();
+    std::vector<Fence> fences;
     for (const auto& [shard, fence] : held) {
-      const MonoTime sent = clock_.MonoNow();
       if (!Valid(shard, sent)) {
         return ReportLost(absl::UnavailableError(
             absl::StrCat("lost the store's lease \"", fence.lease, "\" (token ",
                          fence.token, "): not renewed within its ttl of ",
                          absl::FormatDuration(options_.ttl))));
       }
-      renewal_deadline_ns_.store(
-          absl::ToInt64Nanoseconds((sent + period).SinceOrigin()),
-          std::memory_order_release);
-      absl::StatusOr<LeaseGrant> renewed =
-          store_.RenewLease(fence, options_.ttl, sent + period);
-      renewal_deadline_ns_.store(0, std::memory_order_release);
-      bool refused = false;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (lost_ || shards_[shard].state == State::kFree ||
+      fences.push_back(fence);
+    }
+    renewal_deadline_ns_.store(
+        absl::ToInt64Nanoseconds((sent + period).SinceOrigin()),
+        std::memory_order_release);
+    absl::StatusOr<std::vector<absl::StatusOr<LeaseGrant>>> renewed =
+        store_.RenewLeases(fences, options_.ttl, sent + period);
+    renewal_deadline_ns_.store(0, std::memory_order_release);
+    if (!renewed.ok() || renewed->size() != held.size()) continue;
+    std::optional<absl::Status> refused;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (size_t i = 0; i < held.size() && !lost_; ++i) {
+        const auto& [shard, fence] = held[i];
+        if (shards_[shard].state == State::kFree ||
             shards_[shard].fence.token != fence.token) {
           continue;  // released meanwhile
         }
-        if (renewed.ok()) {
+        const absl::StatusOr<LeaseGrant>& grant = (*renewed)[i];
+        if (grant.ok()) {
           SetValidUntil(shard, sent + options_.ttl - margin_);
-        } else {
+        } else if (absl::IsFailedPrecondition(grant.status()) && !refused) {
           // Another holder has it: no later renewal can succeed.
-          refused = absl::IsFailedPrecondition(renewed.status());
+          refused = absl::FailedPreconditionError(absl::StrCat(
+              "lost the store's lease \"", fence.lease, "\" (token ",
+              fence.token, "): ", grant.status().message()));
         }
       }
-      if (refused) {
-        return ReportLost(absl::FailedPreconditionError(
-            absl::StrCat("lost the store's lease \"", fence.lease, "\" (token ",
-                         fence.token, "): ", renewed.status().message())));
-      }
     }
+    if (refused.has_value()) return ReportLost(*refused);
   }
 }
 
@@ -221,9 +239,9 @@ void ShardKeeper::Move() {
       std::unique_lock<std::mutex> lock(mu_);
       if (!first) {
         cv_.wait_for(lock, absl::ToChronoNanoseconds(options_.ttl / 3),
-                     [this] { return stop_ || lost_ || released_; });
+                     [this] { return stop_moving_ || lost_ || released_; });
       }
-      if (stop_ || lost_) return;
+      if (stop_moving_ || lost_) return;
       const bool released = released_;
       released_ = false;
       if (released) {
@@ -334,7 +352,7 @@ void ShardKeeper::MoveOnce() {
     g.store_time = grant->store_time;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (lost_ || stop_) {
+      if (lost_ || stop_moving_) {
         gained.push_back(g);  // released below
         break;
       }
@@ -348,7 +366,7 @@ void ShardKeeper::MoveOnce() {
     absl::Status taken = absl::CancelledError("stopping");
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!lost_ && !stop_) taken = absl::OkStatus();
+      if (!lost_ && !stop_moving_) taken = absl::OkStatus();
     }
     if (taken.ok()) taken = callbacks_.on_gained(gained);
     if (!taken.ok()) {

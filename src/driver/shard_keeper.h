@@ -110,8 +110,12 @@ class ShardKeeper {
   ShardKeeper& operator=(const ShardKeeper&) = delete;
 
   void Start();
-  // Stops the threads. Held leases stay held until they expire, unless
-  // ReleaseAll. Idempotent.
+  // From now on no shard is taken or handed off (a move under way ends
+  // first); the held leases are still renewed. For a node shutting down:
+  // its attempts end, and their outcomes are written, under its leases.
+  void StopMoving();
+  // Stops the threads (StopMoving, then the renewals). Held leases stay held
+  // until they expire, unless ReleaseAll. Idempotent.
   void Stop();
   // After Stop: releases every lease still held (the caller's writes under
   // them are done).
@@ -163,6 +167,7 @@ class ShardKeeper {
   std::condition_variable cv_;
   std::vector<Shard> shards_;     // guarded by mu_
   bool stop_ = false;             // guarded by mu_
+  bool stop_moving_ = false;      // guarded by mu_
   bool lost_ = false;             // guarded by mu_
   bool released_ = false;         // guarded by mu_: a Released() to act on
   std::set<std::string> warned_;  // mover thread only: on_warning's causes

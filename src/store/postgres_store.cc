@@ -3,20 +3,35 @@
 // postgres_store_fires.cc, runs in postgres_store_runs.cc.
 #include "src/store/postgres_store.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "src/base/status_macros.h"
 #include "src/store/pg_job_watch.h"
 #include "src/store/postgres_schema.h"
 #include "src/store/store_util.h"
 
 namespace chime::store {
+namespace {
+
+// The lease pool's size: a node renews its member lease and its shard leases
+// on two threads, and takes shards on a third.
+constexpr int kLeaseConnections = 3;
+
+// How many connections a transaction tries when BEGIN finds them dropped.
+constexpr int kBeginTries = 4;
+
+}  // namespace
 
 PostgresStore::PostgresStore(Options options, Clock& clock)
     : options_(std::move(options)),
       clock_(clock),
-      pool_(options_.conninfo, options_.pool_size, clock) {}
+      pool_(options_.conninfo, options_.pool_size, clock),
+      lease_pool_(options_.conninfo, kLeaseConnections, clock) {}
 
 PostgresStore::~PostgresStore() = default;
 
@@ -39,12 +54,22 @@ absl::Status PostgresStore::Transact(
     MonoTime deadline, TxKind kind,
     absl::FunctionRef<absl::Status(PgTx&)> body) {
   RETURN_IF_ERROR(CheckDeadline(clock_, deadline));
-  ASSIGN_OR_RETURN(std::unique_ptr<PgConn> conn, pool_.Take(deadline));
+  PgPool& pool = kind == TxKind::kLease ? lease_pool_ : pool_;
+  std::unique_ptr<PgConn> conn;
+  absl::Status status;
+  // A pooled connection the server dropped meanwhile (it restarted) fails at
+  // BEGIN, before anything was done: try another (or a new one), a few times.
+  for (int tries = 0; tries < kBeginTries; ++tries) {
+    ASSIGN_OR_RETURN(conn, pool.Take(deadline));
+    status = PgTx(*conn, deadline)
+                 .Exec(kind == TxKind::kRead
+                           ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+                           : "BEGIN");
+    if (status.ok() || conn->healthy()) break;
+    pool.Give(std::move(conn));  // closed
+  }
+  if (conn == nullptr) return status;
   PgTx tx(*conn, deadline);
-  absl::Status status =
-      tx.Exec(kind == TxKind::kWrite
-                  ? "BEGIN"
-                  : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   if (status.ok()) {
     status = body(tx);
     if (status.ok()) {
@@ -53,7 +78,7 @@ absl::Status PostgresStore::Transact(
       tx.Exec("ROLLBACK").IgnoreError();
     }
   }
-  pool_.Give(std::move(conn));
+  pool.Give(std::move(conn));
   return status;
 }
 
@@ -88,7 +113,7 @@ absl::StatusOr<LeaseGrant> PostgresStore::AcquireLease(absl::string_view name,
                                                        MonoTime deadline) {
   RETURN_IF_ERROR(ValidateLeaseRequest(name, holder, ttl));
   LeaseGrant grant{0, ttl};
-  RETURN_IF_ERROR(Write(deadline, [&](PgTx& tx) -> absl::Status {
+  RETURN_IF_ERROR(WriteLease(deadline, [&](PgTx& tx) -> absl::Status {
     // The row exists (a placeholder if new) so that FOR UPDATE serializes
     // every acquirer of the name.
     RETURN_IF_ERROR(tx.Run("INSERT INTO leases VALUES ($1, '', 0, 0) "
@@ -129,7 +154,7 @@ absl::StatusOr<LeaseGrant> PostgresStore::RenewLease(const Fence& fence,
                                                      MonoTime deadline) {
   RETURN_IF_ERROR(ValidateLeaseRequest(fence.lease, "renewer", ttl));
   LeaseGrant grant{fence.token, ttl};
-  RETURN_IF_ERROR(Write(deadline, [&](PgTx& tx) -> absl::Status {
+  RETURN_IF_ERROR(WriteLease(deadline, [&](PgTx& tx) -> absl::Status {
     ASSIGN_OR_RETURN(
         PgResult r,
         tx.Run("UPDATE leases SET expires_at = "
@@ -146,9 +171,60 @@ absl::StatusOr<LeaseGrant> PostgresStore::RenewLease(const Fence& fence,
   return grant;
 }
 
+absl::StatusOr<std::vector<absl::StatusOr<LeaseGrant>>>
+PostgresStore::RenewLeases(absl::Span<const Fence> fences, absl::Duration ttl,
+                           MonoTime deadline) {
+  std::vector<absl::StatusOr<LeaseGrant>> grants;
+  if (fences.empty()) return grants;
+  // Two arrays (names, tokens), as PostgreSQL array literals.
+  std::vector<std::string> names;
+  std::vector<int64_t> tokens;
+  for (const Fence& f : fences) {
+    RETURN_IF_ERROR(ValidateLeaseRequest(f.lease, "renewer", ttl));
+    std::string quoted = "\"";
+    for (char ch : f.lease) {
+      if (ch == '"' || ch == '\\') quoted += '\\';
+      quoted += ch;
+    }
+    names.push_back(quoted + "\"");
+    tokens.push_back(f.token);
+  }
+  absl::flat_hash_map<std::string, absl::Time> renewed;  // name -> its time
+  RETURN_IF_ERROR(WriteLease(deadline, [&](PgTx& tx) -> absl::Status {
+    ASSIGN_OR_RETURN(
+        PgResult r,
+        tx.Run("UPDATE leases AS l SET expires_at = "
+               "COALESCE($3::bigint, " CHIME_PG_DB_NOW
+               ") + $4::bigint FROM (SELECT unnest($1::text[]) AS name, "
+               "unnest($2::bigint[]) AS epoch) AS f WHERE l.name = f.name "
+               "AND l.epoch = f.epoch AND l.holder <> '' "
+               "RETURNING l.name, " CHIME_PG_DB_NOW,
+               {absl::StrCat("{", absl::StrJoin(names, ","), "}"),
+                absl::StrCat("{", absl::StrJoin(tokens, ","), "}"), LeaseNow(),
+                DurationToNanos(ttl)}));
+    for (int i = 0; i < r.rows(); ++i)
+      renewed[r.Text(i, 0)] = StoreTime(r.Int(i, 1));
+    return absl::OkStatus();
+  }));
+  for (const Fence& f : fences) {
+    auto it = renewed.find(f.lease);
+    if (it == renewed.end()) {
+      grants.push_back(absl::FailedPreconditionError(
+          absl::StrCat("lease \"", f.lease, "\": token ", f.token,
+                       " is no longer current (released, or granted to "
+                       "another holder)")));
+      continue;
+    }
+    LeaseGrant grant{f.token, ttl};
+    grant.store_time = it->second;
+    grants.push_back(grant);
+  }
+  return grants;
+}
+
 absl::Status PostgresStore::ReleaseLease(const Fence& fence,
                                          MonoTime deadline) {
-  return Write(deadline, [&](PgTx& tx) -> absl::Status {
+  return WriteLease(deadline, [&](PgTx& tx) -> absl::Status {
     ASSIGN_OR_RETURN(
         PgResult r,
         tx.Run("SELECT holder, epoch FROM leases WHERE name = $1 FOR UPDATE",

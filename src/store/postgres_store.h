@@ -132,13 +132,18 @@ class PostgresStore final : public Store {
   absl::StatusOr<IdempotencyOutcome> CheckIdempotencyKey(
       const IdempotencyRecord& record, MonoTime deadline) override;
   absl::StatusOr<StoreInfo> GetInfo(MonoTime deadline) override;
+  // Every lease in one statement and one commit.
+  absl::StatusOr<std::vector<absl::StatusOr<LeaseGrant>>> RenewLeases(
+      absl::Span<const Fence> fences, absl::Duration ttl,
+      MonoTime deadline) override;
   absl::StatusOr<RunId> ReserveRunIds(int64_t count,
                                       MonoTime deadline) override;
   // LISTEN/NOTIFY on a connection of its own (src/store/pg_job_watch.h).
   std::unique_ptr<JobWatch> WatchJobs(std::function<void()> changed) override;
 
  private:
-  enum class TxKind { kWrite, kRead };
+  // kLease: a write on a connection of the lease pool.
+  enum class TxKind { kWrite, kRead, kLease };
 
   PostgresStore(Options options, Clock& clock);
 
@@ -154,6 +159,10 @@ class PostgresStore final : public Store {
                     absl::FunctionRef<absl::Status(PgTx&)> body) {
     return Transact(deadline, TxKind::kRead, body);
   }
+  absl::Status WriteLease(MonoTime deadline,
+                          absl::FunctionRef<absl::Status(PgTx&)> body) {
+    return Transact(deadline, TxKind::kLease, body);
+  }
   // FailedPrecondition unless `fence` is the lease's current token; holds a
   // FOR SHARE lock on the lease row until the transaction ends.
   static absl::Status CheckFence(PgTx& tx, const Fence& fence);
@@ -167,6 +176,10 @@ class PostgresStore final : public Store {
   const Options options_;
   Clock& clock_;
   PgPool pool_;
+  // Lease grants, renewals and releases have connections of their own: a
+  // renewal must not wait for a connection behind the API's reads or the
+  // scheduler's writes (it would miss its deadline, and the node stop).
+  PgPool lease_pool_;
 };
 
 }  // namespace chime::store

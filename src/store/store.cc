@@ -24,6 +24,22 @@ absl::Status Store::RecordMissed(const Fence& fence,
   return ClaimFires(fence, batch, deadline);
 }
 
+absl::StatusOr<std::vector<absl::StatusOr<LeaseGrant>>> Store::RenewLeases(
+    absl::Span<const Fence> fences, absl::Duration ttl, MonoTime deadline) {
+  std::vector<absl::StatusOr<LeaseGrant>> grants;
+  grants.reserve(fences.size());
+  for (const Fence& fence : fences) {
+    absl::StatusOr<LeaseGrant> grant = RenewLease(fence, ttl, deadline);
+    // Unavailable stands for the whole call: nothing is known of the rest.
+    if (!grant.ok() && !absl::IsFailedPrecondition(grant.status()) &&
+        !absl::IsInvalidArgument(grant.status())) {
+      return grant.status();
+    }
+    grants.push_back(std::move(grant));
+  }
+  return grants;
+}
+
 absl::Status Store::TransitionRun(const Fence& fence, const RunTransition& t,
                                   MonoTime deadline) {
   return TransitionRuns(fence, absl::MakeConstSpan(&t, 1), deadline);

@@ -74,6 +74,32 @@ TEST_P(StoreConformance, RenewExtendsTheLease) {
   EXPECT_EQ((*leases)[0].remaining, absl::Seconds(10));
 }
 
+// A node renews its shard leases together: each answered on its own, a
+// stale token refused without keeping the others from renewing.
+TEST_P(StoreConformance, RenewLeasesAnswersEachFence) {
+  const Fence one = MustAcquire("shard/1", "node-a");
+  const Fence two = MustAcquire("shard/\"2\"", "node-a");
+  const Fence gone = MustAcquire("shard/3", "node-a");
+  ASSERT_THAT(store().ReleaseLease(gone, kForever), IsOk());
+  clock_.AdvanceBy(absl::Seconds(50));
+  absl::StatusOr<std::vector<absl::StatusOr<LeaseGrant>>> renewed =
+      store().RenewLeases({one, gone, two}, absl::Minutes(1), kForever);
+  ASSERT_THAT(renewed, IsOk());
+  ASSERT_EQ(renewed->size(), 3u);
+  EXPECT_THAT((*renewed)[0], IsOk());
+  EXPECT_THAT((*renewed)[1].status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT((*renewed)[2], IsOk());
+  EXPECT_EQ((*renewed)[2]->token, two.token);
+  clock_.AdvanceBy(absl::Seconds(50));  // 100 s after the grants
+  absl::StatusOr<std::vector<LeaseInfo>> leases = store().ListLeases(kForever);
+  ASSERT_THAT(leases, IsOk());
+  for (const LeaseInfo& l : *leases) {
+    if (l.name == "shard/3") continue;
+    EXPECT_EQ(l.remaining, absl::Seconds(10)) << l.name;
+  }
+}
+
 TEST_P(StoreConformance, ReleaseIsIdempotentAndFreesTheLease) {
   const Fence a = MustAcquire("scheduler", "node-a");
   ASSERT_THAT(store().ReleaseLease(a, kForever), IsOk());
