@@ -166,7 +166,7 @@ int ShowStatus(const ClientOptions& client, const Io& io) {
   std::map<std::string, int> shards_by_node;
   int shards = 0;
   for (const Json& l : store.value("leases", Json::array())) {
-    if (!absl::StartsWith(Str(l, "name"), "shard/")) continue;
+    if (!absl::StartsWith(Str(l, "name"), kShardLeasePrefix)) continue;
     ++shards;
     const bool live = l.value("holder", Json()).is_string() &&
                       !Str(l, "holder").empty() &&
@@ -183,7 +183,7 @@ int ShowStatus(const ClientOptions& client, const Io& io) {
   }
   for (const Json& l : store.value("leases", Json::array())) {
     if (absl::StartsWith(Str(l, "name"), kMemberLeasePrefix) ||
-        absl::StartsWith(Str(l, "name"), "shard/")) {
+        absl::StartsWith(Str(l, "name"), kShardLeasePrefix)) {
       continue;
     }
     io.out << "lease:        " << Str(l, "name") << " held by "

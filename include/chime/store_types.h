@@ -42,10 +42,11 @@ using RunId = uint64_t;
 // --- Leases ---
 
 // The leases chime's daemons take: the scheduler's (its holder schedules;
-// docs/cluster.md), and each node's member lease, kMemberLeasePrefix + the
-// node's name.
+// docs/cluster.md), each node's member lease, kMemberLeasePrefix + the
+// node's name, and with shards each shard's, kShardLeasePrefix + its number.
 inline constexpr absl::string_view kSchedulerLease = "scheduler";
 inline constexpr absl::string_view kMemberLeasePrefix = "member/";
+inline constexpr absl::string_view kShardLeasePrefix = "shard/";
 
 // Presented with every fenced write: the write applies only while `token` is
 // the current token of lease `lease`.

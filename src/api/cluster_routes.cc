@@ -49,8 +49,8 @@ http::Response GetCluster(const ApiDeps& deps, const http::Request& request) {
   std::map<std::string, int> held;
   for (const LeaseInfo& l : *leases) {
     uint32_t shard = 0;
-    if (!absl::StartsWith(l.name, "shard/") ||
-        !absl::SimpleAtoi(l.name.substr(6), &shard)) {
+    if (!absl::StartsWith(l.name, kShardLeasePrefix) ||
+        !absl::SimpleAtoi(l.name.substr(kShardLeasePrefix.size()), &shard)) {
       continue;
     }
     Json s{{"shard", shard}, {"node", nullptr}, {"epoch", l.token}};

@@ -354,8 +354,7 @@ http::Response JobNext(const JobRecord& job, const http::Request& request) {
 
 std::optional<uint32_t> internal::ShardElsewhere(const absl::Status& status) {
   if (!absl::IsFailedPrecondition(status)) return std::nullopt;
-  const auto shard =
-      status.GetPayload(kShardElsewherePayload);
+  const auto shard = status.GetPayload(kShardElsewherePayload);
   uint32_t n = 0;
   if (!shard.has_value() || !absl::SimpleAtoi(std::string(*shard), &n))
     return std::nullopt;

@@ -1,6 +1,7 @@
 #include "src/cluster/shards.h"
 
 #include "absl/strings/str_cat.h"
+#include "chime/store_types.h"
 
 namespace chime::cluster {
 namespace {
@@ -65,6 +66,8 @@ std::vector<std::string> Assign(uint32_t shards,
   return owners;
 }
 
-std::string ShardLease(uint32_t shard) { return absl::StrCat("shard/", shard); }
+std::string ShardLease(uint32_t shard) {
+  return absl::StrCat(kShardLeasePrefix, shard);
+}
 
 }  // namespace chime::cluster

@@ -47,10 +47,6 @@ class Fences {
   uint32_t ShardOf(const JobKey& key) const;
   // The fence of `shard`; nothing while it is not held.
   std::optional<Fence> Get(uint32_t shard) const;
-  // The fence of the job's shard; nothing while it is not held.
-  std::optional<Fence> For(const JobKey& key) const {
-    return Get(ShardOf(key));
-  }
 
   // Sharded only: `shard` is held under `fence` from now on / no more.
   void Hold(uint32_t shard, Fence fence);

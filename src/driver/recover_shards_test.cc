@@ -77,10 +77,11 @@ class RecoverShardsTest : public ::testing::Test {
 TEST_F(RecoverShardsTest, ACrashedHoldersRunsOfTheShardGainedAreLost) {
   const Fence old0 = Acquire(shard_[0], "old");
   const Fence old1 = Acquire(shard_[1], "old");
-  Claim(old0, 0, absl::Seconds(-10), 1);      // pending, its time passed
-  Claim(old0, 0, absl::Minutes(5), 2);        // pending, ahead
-  Claim(old1, 1, absl::Seconds(-10), 3);      // another shard's
-  clock_.AdvanceBy(kShardTtl + absl::Seconds(1));  // the old holder's leases expire
+  Claim(old0, 0, absl::Seconds(-10), 1);  // pending, its time passed
+  Claim(old0, 0, absl::Minutes(5), 2);    // pending, ahead
+  Claim(old1, 1, absl::Seconds(-10), 3);  // another shard's
+  clock_.AdvanceBy(kShardTtl +
+                   absl::Seconds(1));  // the old holder's leases expire
   GainedShard g;
   g.shard = shard_[0];
   g.granted_at = clock_.MonoNow();
@@ -134,9 +135,9 @@ TEST_F(RecoverShardsTest, ASchedulerWithoutShardsWaitsWhileShardsAreHeld) {
                   absl::StatusCode::kFailedPrecondition,
                   ::testing::AllOf(::testing::HasSubstr(kLeaseHeldElsewhere),
                                    ::testing::HasSubstr("nodes with shards"))));
-  EXPECT_THAT(store_.AcquireLease("scheduler", "another", kShardTtl,
-                                  kNoDeadline),
-              IsOk());
+  EXPECT_THAT(
+      store_.AcquireLease("scheduler", "another", kShardTtl, kNoDeadline),
+      IsOk());
 }
 
 }  // namespace

@@ -190,7 +190,7 @@ absl::StatusOr<Recovered> Recover(Store& store, Clock& clock,
   absl::StatusOr<std::vector<LeaseInfo>> leases = store.ListLeases(deadline());
   if (!leases.ok()) return Step("reading the leases", leases.status());
   for (const LeaseInfo& l : *leases) {
-    if (!absl::StartsWith(l.name, "shard/") || l.holder.empty() ||
+    if (!absl::StartsWith(l.name, kShardLeasePrefix) || l.holder.empty() ||
         l.remaining <= absl::ZeroDuration()) {
       continue;
     }

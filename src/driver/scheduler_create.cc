@@ -183,10 +183,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
         return first.status();
       }
       plan.first_run_id = *first;
+      // Later ranges: SchedulerImpl sets PlanOptions::more_run_ids.
       plan.run_id_end = *first + kFirstRunIdRange;
-      plan.more_run_ids = [] {
-        return std::pair<RunId, RunId>();
-      };  // set later
     } else {
       recovered = Recover(*store, clock, holder, ttl, options.max_clock_skew);
       if (!recovered.ok()) return recovered.status();

@@ -13,8 +13,6 @@
 namespace chime::driver {
 namespace {
 
-constexpr absl::string_view kShardLeasePrefix = "shard/";
-
 // Store calls other than renewals (listing, acquiring, releasing) get this
 // long.
 constexpr absl::Duration kStoreCallTimeout = absl::Seconds(10);
