@@ -67,7 +67,7 @@ def one_run(a, root, run):
                    pg.url(), "--shards", str(a.shards), "--node-name",
                    f"n{i}", "--n", str(a.n), "--duration-s",
                    str(a.duration_s), "--w0", str(w0), "--fired-file", fired,
-                   "--workers", str(a.workers),
+                   "--workers", str(a.workers), "--trace", str(int(a.trace)),
                    "--timeout-s", str(a.warmup_s + a.duration_s + 120)]
             log = open(os.path.join(root, f"run{run}-n{i}.log"), "w")
             procs.append((subprocess.Popen(cmd, stdout=log, stderr=log),
@@ -80,7 +80,8 @@ def one_run(a, root, run):
                 text = f.read()
             if p.returncode != 0:
                 sys.exit(f"a node failed (status {p.returncode}):\n{text}")
-            lines.append(json.loads(text.strip().splitlines()[-1]))
+            lines.append(json.loads([l for l in text.splitlines()
+                                     if l.startswith("{")][-1]))
         cells = a.n * a.duration_s
         ran = [0] * cells
         late_ms = [None] * cells
@@ -122,6 +123,9 @@ def main():
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--keep", action="store_true")
+    p.add_argument("--trace", action="store_true",
+                   help="chime-bench --trace: each node's stats every second "
+                   "and slow store writes, in run<R>-n<I>.log")
     a = p.parse_args()
     root = tempfile.mkdtemp(prefix="chime-cluster-bench-")
     os.chmod(root, 0o755)

@@ -30,9 +30,22 @@ At the end the daemons stop, and the chaos test's checker
                silently;
 and every other check of the checker (fencing tokens in commit order, ...).
 
+With --shards S the daemons run `chime serve --shards S` (docs/cluster.md,
+"Shards"): every node schedules the jobs of the shards it holds. A trial
+then waits until every node has run something, kills the nodes in turn, and
+measures
+
+  failover_s   kill -> every job the killed node ran in the seconds before
+               has started an attempt on another node (its shards taken
+               over by the others);
+
+the killed node then comes back and takes its share again.
+
 One JSON line per trial, then a summary line. Standard library only.
 
     python3 bench/failover_bench.py build/release/cli/chime --trials 20
+    python3 bench/failover_bench.py build/release/cli/chime --trials 20 \
+        --shards 64 --jobs 60
 """
 
 import argparse
@@ -55,6 +68,38 @@ wait_for = cluster.wait_for
 def witness_nodes(path, since=0):
     """The node of each witnessed attempt start, from line `since` on."""
     return [l[1] for l in cluster.read_witness(path)[since:] if l[5] == "-"]
+
+
+def witness_starts(path, since=0):
+    """(job, node) of each witnessed attempt start, from line `since` on."""
+    return [(cluster.parse_fire_id(l[0])[0], l[1])
+            for l in cluster.read_witness(path)[since:] if l[5] == "-"]
+
+
+def sharded_trial(nodes, trial, witness):
+    """Kills node trial % len(nodes) once every node runs jobs; the seconds
+    until all the jobs it ran have started on other nodes."""
+    count = len(cluster.read_witness(witness))
+    wait_for("every node running jobs", lambda: {n.name for n in nodes} <= {
+        node for _, node in witness_starts(witness, count)}, 60)
+    victim = nodes[trial % len(nodes)]
+    # Two seconds of its runs: every job of its shards (jobs every second).
+    count = len(cluster.read_witness(witness))
+    time.sleep(2)
+    before = len(cluster.read_witness(witness))
+    killed_at = time.monotonic()
+    victim.kill()
+    jobs = {job for job, node in witness_starts(witness, count)
+            if node == victim.name}
+    wait_for("the killed node's jobs running elsewhere", lambda: jobs <= {
+        job for job, node in witness_starts(witness, before)
+        if node != victim.name}, 120)
+    failover = time.monotonic() - killed_at
+    print(json.dumps({"trial": trial, "killed": victim.name,
+                      "jobs": len(jobs), "failover_s": round(failover, 3)}),
+          flush=True)
+    victim.start()
+    return failover
 
 
 def check(pg, root):
@@ -82,6 +127,8 @@ def main():
     p.add_argument("--jobs", type=int, default=20)
     p.add_argument("--trials", type=int, default=20)
     p.add_argument("--lease-ttl", default="5s")
+    p.add_argument("--shards", type=int, default=0,
+                   help="chime serve --shards (default 0: one schedules)")
     p.add_argument("--keep", action="store_true", help="keep the directory")
     a = p.parse_args()
     chime = os.path.abspath(a.chime)
@@ -91,7 +138,7 @@ def main():
     jobs = [dict(id=f"tick-{i}", period_s=1, delivery="at_most_once",
                  overlap="skip") for i in range(a.jobs)]
     with open(os.path.join(root, "run.json"), "w") as f:
-        json.dump({"jobs": jobs}, f)
+        json.dump({"jobs": jobs, "shards": a.shards}, f)
     with open(os.path.join(root, "jobs", "jobs.yaml"), "w") as f:
         f.write("jobs:\n")
         for j in jobs:
@@ -103,7 +150,8 @@ def main():
     pg = cluster.Postgres(root)
     tag = f"failover-{os.getpid()}"
     nodes = [cluster.Node(chime, root, i, pg.url(), a.lease_ttl, witness,
-                          tag) for i in range(a.nodes)]
+                          tag, extra_args=["--shards", str(a.shards)])
+             for i in range(a.nodes)]
     failovers = []
     try:
         nodes[0].start()
@@ -113,6 +161,9 @@ def main():
             n.start()
         active = nodes[0]
         for trial in range(a.trials):
+            if a.shards:
+                failovers.append(sharded_trial(nodes, trial, witness))
+                continue
             # Steady: the scheduler runs, every other node stands by.
             count = len(cluster.read_witness(witness))
             wait_for("the scheduler running", lambda: active.name in
@@ -149,6 +200,7 @@ def main():
     failovers.sort()
     result.update({
         "trials": len(failovers), "nodes": a.nodes, "jobs": a.jobs,
+        "shards": a.shards,
         "lease_ttl": a.lease_ttl,
         "failover_median_s": round(statistics.median(failovers), 3),
         "failover_max_s": round(failovers[-1], 3),

@@ -60,7 +60,10 @@ const std::map<std::string, std::string> kSchedulerDefaults = {
     {"pg-url", ""},
     // SchedulerOptions::shards and node_name (a cluster's node).
     {"shards", "0"},
-    {"node-name", ""}};
+    {"node-name", ""},
+    // 1: a line on stderr every second (the scheduler's Stats) and for every
+    // store write slower than 200 ms or failed, each with the wall time.
+    {"trace", "0"}};
 
 std::map<std::string, std::string> WithSchedulerDefaults(
     std::map<std::string, std::string> m) {
@@ -88,6 +91,45 @@ void StartWatchdog(const std::string& workload, const Args& args) {
 
 // Set when the scheduler lost a store lease (StartScheduler).
 std::atomic<bool> lease_lost{false};
+
+double WallSeconds() { return absl::ToUnixMicros(absl::Now()) * 1e-6; }
+
+// --trace: the scheduler's state once a second while it lives (declare it
+// after the scheduler).
+class StatsTracer {
+ public:
+  StatsTracer(const Args& args, Scheduler* scheduler) {
+    if (args.Int("trace") == 0) return;
+    thread_ = std::thread([this, scheduler] { Run(scheduler); });
+  }
+  ~StatsTracer() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run(Scheduler* scheduler) {
+    for (absl::Time next = absl::Now() + absl::Seconds(1); !stop_.load();
+         next += absl::Seconds(1)) {
+      while (!stop_.load() && absl::Now() < next)
+        absl::SleepFor(absl::Milliseconds(20));
+      absl::StatusOr<SchedulerStats> s = scheduler->Stats();
+      if (!s.ok()) return;
+      std::fprintf(stderr,
+                   "%.3f stats shards=%zu jobs=%lld elsewhere=%lld "
+                   "pending=%lld running=%lld fires_run=%lld\n",
+                   WallSeconds(), s->shards.size(),
+                   static_cast<long long>(s->jobs),
+                   static_cast<long long>(s->jobs_elsewhere),
+                   static_cast<long long>(s->runs_pending),
+                   static_cast<long long>(s->runs_running),
+                   static_cast<long long>(s->fires_run));
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 // The store named by --store (null for "none").
 absl::StatusOr<std::shared_ptr<Store>> MakeStore(const std::string& kind,
@@ -148,6 +190,15 @@ absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
   };
   if (!store.ok()) return store.status();
   options.store = *std::move(store);
+  if (args.Int("trace") != 0) {
+    options.on_store_write = [](const StoreWrite& w) {
+      if (w.status.ok() && w.latency < absl::Milliseconds(200)) return;
+      std::fprintf(stderr, "%.3f write %.*s items=%zu %.3f s %s\n",
+                   WallSeconds(), static_cast<int>(w.op.size()), w.op.data(),
+                   w.items, absl::ToDoubleSeconds(w.latency),
+                   w.status.ToString().c_str());
+    };
+  }
   // On a shared store the scheduler renews its lease, as in a cluster.
   if (args.String("store") == "postgres") options.lease_ttl = absl::Seconds(5);
   auto scheduler = Scheduler::Create(options);
@@ -155,6 +206,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
   if (start) {
     if (absl::Status s = (*scheduler)->Start(); !s.ok()) return s;
   }
+
   return scheduler;
 }
 
@@ -311,6 +363,7 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
   const bool start_after_register = args.Int("start-after-register") != 0;
   auto scheduler = StartScheduler(args, !start_after_register);
   if (!scheduler.ok()) return Fail("cron", scheduler.status());
+  StatsTracer tracer(args, scheduler->get());
 
   // late_us[i * duration + k]: 1 + lateness in µs of job i's fire for second
   // W0 + k (0 = not fired). W0 is known only once registration ends; until

@@ -216,8 +216,8 @@ void AddServeCommand(CLI::App& app, const Io& io, int* status) {
           "database's before it stops scheduling (default 1s)");
   setting("shards",
           "on a shared store, divide the jobs into this many shards so that "
-          "every node schedules some (default 0: one node schedules, the "
-          "others stand by)");
+          "every node schedules some (default 64; 0: one node schedules, "
+          "the others stand by)");
   setting("lease_ttl",
           "on a shared store, how long the scheduler's lease outlives its "
           "last renewal (default 5s)");

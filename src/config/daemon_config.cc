@@ -107,6 +107,7 @@ const Key kKeys[] = {
      [](const Value& v, DaemonConfig* c) -> absl::Status {
        ASSIGN_OR_RETURN(int64_t n, internal::ReadInt(v, 0, kMaxShards));
        c->shards = static_cast<uint32_t>(n);
+       c->shards_given = true;
        return absl::OkStatus();
      }},
     {"max_concurrent_runs", "CHIME_MAX_CONCURRENT_RUNS",
@@ -334,7 +335,7 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
   if (absl::Status s = exec::ValidateJobPolicy(c.api_jobs); !s.ok()) return s;
   if (c.shards > kMaxShards)
     return bad("shards", absl::StrCat(c.shards, " is outside 0..", kMaxShards));
-  if (c.shards > 0 && c.store.empty()) {
+  if (c.shards_given && c.shards > 0 && c.store.empty()) {
     return bad("shards",
                "needs a shared store (a PostgreSQL URL in `store`): one daemon "
                "on its own store schedules every job");

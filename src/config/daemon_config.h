@@ -10,8 +10,9 @@
 //   lease_ttl: 5s                     # CHIME_LEASE_TTL (shared store only)
 //   max_clock_skew: 1s                # CHIME_MAX_CLOCK_SKEW (shared store
 //                                     # only)
-//   shards: 64                        # CHIME_SHARDS (shared store only; 0:
-//                                     # one node schedules, others stand by)
+//   shards: 64                        # CHIME_SHARDS (shared store only;
+//                                     # default 64; 0: one node schedules,
+//                                     # the others stand by)
 //   node_name: node-1                 # CHIME_NODE_NAME (shared store only;
 //                                     # default: the host's name)
 //   advertise_url: http://10.0.0.5:8712  # CHIME_ADVERTISE_URL (shared store
@@ -77,6 +78,7 @@ struct ApiToken {
 bool IsPostgresUrl(absl::string_view store);
 
 inline constexpr uint32_t kMaxShards = 4096;
+inline constexpr uint32_t kDefaultShards = 64;
 
 struct DaemonConfig {
   std::string data_dir = "chime-data";
@@ -94,8 +96,11 @@ struct DaemonConfig {
   // On a shared store: > 0 divides the jobs into this many shards, each
   // scheduled by one node at a time, so that every node schedules at once
   // (docs/cluster.md, "Shards"); every node of a store must say the same.
-  // 0: one node schedules every job, the others stand by.
-  uint32_t shards = 0;
+  // 0: one node schedules every job, the others stand by. Without a shared
+  // store the default does not apply (one daemon schedules everything); a
+  // value given there (shards_given) is an error.
+  uint32_t shards = kDefaultShards;
+  bool shards_given = false;
   // On a shared store: this daemon's name among the nodes (its member lease
   // "member/<node_name>", the scheduler lease's holder). Unique per live
   // daemon; empty: the host's name.

@@ -292,16 +292,26 @@ absl::StatusOr<PgResult> PgConn::Run(absl::string_view sql,
                                      const std::vector<PgParam>& params,
                                      MonoTime deadline) {
   if (!healthy_) return absl::UnavailableError("postgres: connection lost");
+  const MonoTime now = clock_.MonoNow();
   auto it = prepared_.find(sql);
+  absl::Duration replan_after = absl::Seconds(1);
+  if (it != prepared_.end() && now - it->second.at >= it->second.replan_after) {
+    RETURN_IF_ERROR(
+        Exec(absl::StrCat("DEALLOCATE ", it->second.name), deadline));
+    replan_after = std::min(it->second.replan_after * 2, kReplanAfter);
+    prepared_.erase(it);
+    it = prepared_.end();
+  }
   if (it == prepared_.end()) {
-    const std::string name = absl::StrCat("s", prepared_.size());
+    const std::string name = absl::StrCat("s", statements_++);
     if (PQsendPrepare(conn_, name.c_str(), std::string(sql).c_str(), 0,
                       nullptr) == 0) {
       return Abandon(absl::UnavailableError(
           absl::StrCat("postgres: cannot send: ", ConnMessage(conn_))));
     }
     RETURN_IF_ERROR(Await(deadline).status());
-    it = prepared_.emplace(std::string(sql), name).first;
+    it = prepared_.emplace(std::string(sql), Prepared{name, now, replan_after})
+             .first;
   }
   std::vector<const char*> values;
   std::vector<int> lengths;
@@ -311,7 +321,7 @@ absl::StatusOr<PgResult> PgConn::Run(absl::string_view sql,
     lengths.push_back(p.length());
     formats.push_back(p.binary() ? 1 : 0);
   }
-  if (PQsendQueryPrepared(conn_, it->second.c_str(),
+  if (PQsendQueryPrepared(conn_, it->second.name.c_str(),
                           static_cast<int>(params.size()), values.data(),
                           lengths.data(), formats.data(), 0) == 0) {
     return Abandon(absl::UnavailableError(

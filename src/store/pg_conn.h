@@ -124,7 +124,17 @@ class PgConn {
       const std::string& conninfo, Clock& clock);
   ~PgConn();
 
-  // Runs `sql` (one statement, $1.. placeholders) as a prepared statement.
+  // Runs `sql` (one statement, $1.. placeholders) as a prepared statement,
+  // prepared again 1 s after it was first, then at twice the last age, up to
+  // every kReplanAfter (tables grow fastest from empty): PostgreSQL caches a
+  // statement's generic plan after five runs and keeps it, planned for the
+  // tables as they were then. On a new database that was a sequential scan of
+  // an empty `transitions`, kept while it grew by thousands of rows a second:
+  // the history read of TransitionRuns took 0.4-1.5 s a batch and one node of
+  // three fell minutes behind in the cluster benchmark. (Planning every run
+  // instead, plan_cache_mode = force_custom_plan, halved the throughput:
+  // the planner weighs each element of an `= ANY` array.)
+  static constexpr absl::Duration kReplanAfter = absl::Seconds(10);
   absl::StatusOr<PgResult> Run(absl::string_view sql,
                                const std::vector<PgParam>& params,
                                MonoTime deadline);
@@ -150,7 +160,13 @@ class PgConn {
   pg_conn* conn_;
   Clock& clock_;
   bool healthy_ = true;
-  absl::flat_hash_map<std::string, std::string> prepared_;  // sql -> name
+  struct Prepared {
+    std::string name;
+    MonoTime at;                  // prepared then (clock_)
+    absl::Duration replan_after;  // to prepare it again once this old
+  };
+  absl::flat_hash_map<std::string, Prepared> prepared_;  // by sql
+  int64_t statements_ = 0;  // names given: "s0", "s1", ...
 };
 
 // One open transaction on a connection, with the deadline of the call it

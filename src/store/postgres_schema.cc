@@ -69,7 +69,19 @@ END $$;
 CREATE TRIGGER meta_revision_notify AFTER UPDATE ON meta
   FOR EACH ROW WHEN (NEW.key = 'revision') EXECUTE FUNCTION chime_jobs_notify();
 )sql",
+    // 3: unfinished runs (pending, running, retrying, lost) by time. Recovery
+    // and every shard takeover list them by state; through runs_by_time
+    // that read every run ever kept (0.66 s a page of 1,000 with 550,000
+    // runs, 0.7 ms with this index).
+    R"sql(
+CREATE INDEX runs_unfinished ON runs(scheduled, id) WHERE state IN (1, 2, 3, 7);
+)sql",
 };
+static_assert(static_cast<int>(RunState::kPending) == 1 &&
+                  static_cast<int>(RunState::kRunning) == 2 &&
+                  static_cast<int>(RunState::kRetrying) == 3 &&
+                  static_cast<int>(RunState::kLost) == 7,
+              "migration 3's partial index names unfinished runs by number");
 static_assert(static_cast<int>(RunState::kFailed) == 5,
               "migration 1's partial index names failed runs by number");
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);

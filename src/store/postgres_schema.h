@@ -22,7 +22,7 @@
 
 namespace chime::store {
 
-inline constexpr int64_t kPostgresSchemaVersion = 2;
+inline constexpr int64_t kPostgresSchemaVersion = 3;
 // pg_advisory_xact_lock's key while migrating ("chime" in ASCII).
 inline constexpr int64_t kMigrationLockKey = 0x6368696d65;
 

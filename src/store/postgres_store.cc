@@ -95,10 +95,7 @@ absl::Time PostgresStore::StoreTime(int64_t db_nanos) const {
 // --- Leases ---
 
 absl::Status PostgresStore::CheckFence(PgTx& tx, const Fence& fence) {
-  ASSIGN_OR_RETURN(
-      PgResult r,
-      tx.Run("SELECT holder, epoch FROM leases WHERE name = $1 FOR SHARE",
-             {fence.lease}));
+  ASSIGN_OR_RETURN(PgResult r, tx.Run(kCheckFenceSql, {fence.lease}));
   const int64_t current =
       r.rows() == 1 && !r.Text(0, 0).empty() ? r.Int(0, 1) : 0;
   if (current == 0 || current != fence.token) {

@@ -24,9 +24,13 @@
 // token, drawn from a sequence at every grant to a new holder, so tokens only
 // grow. They are not advisory locks: a paused or partitioned holder keeps an
 // advisory lock indefinitely, while a lease row simply expires. Every fenced
-// write (ClaimFires, TransitionRuns) first reads the lease row FOR SHARE and
-// checks the token is current: a grant to another holder must wait for the
-// write's transaction to end, and a write after that grant is refused.
+// write (ClaimFires, TransitionRuns) first reads the lease row FOR KEY SHARE
+// (kCheckFenceSql) and checks the token is current: a grant to another holder
+// (SELECT ... FOR UPDATE) must wait for the write's transaction to end, and a
+// write after that grant is refused. A renewal only updates expires_at, which
+// takes the weaker FOR NO KEY UPDATE lock: it never waits for writes in
+// flight (with FOR SHARE it queued behind a node's steady stream of writes,
+// seconds under load, until the lease expired).
 //
 // Clocks. Lease expiry is measured on one clock for every node:
 //   - Options::clock null (production): the database's clock_timestamp().
@@ -72,6 +76,10 @@ namespace chime::store {
 
 class PostgresStore final : public Store {
  public:
+  // The statement of a fenced write's check (see the file comment).
+  static constexpr char kCheckFenceSql[] =
+      "SELECT holder, epoch FROM leases WHERE name = $1 FOR KEY SHARE";
+
   struct Options {
     // A libpq connection string or URI ("host=... dbname=...",
     // "postgresql://..."). connect_timeout defaults to 10 s.
@@ -164,7 +172,7 @@ class PostgresStore final : public Store {
     return Transact(deadline, TxKind::kLease, body);
   }
   // FailedPrecondition unless `fence` is the lease's current token; holds a
-  // FOR SHARE lock on the lease row until the transaction ends.
+  // FOR KEY SHARE lock on the lease row until the transaction ends.
   static absl::Status CheckFence(PgTx& tx, const Fence& fence);
   // The `now` parameter of lease statements: the injected clock's monotonic
   // time, or NULL for the database's clock (CHIME_PG_DB_NOW).

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -105,6 +106,9 @@ class SharedStoreTest : public ::testing::Test {
       // The sanitizer's runtime wants to be loaded first; here it is second.
       env["ASAN_OPTIONS"] = "verify_asan_link_order=0";
     }
+    // One scheduler and standbys unless the test asks for shards.
+    if (std::find(more.begin(), more.end(), "--shards") == more.end())
+      more.insert(more.end(), {"--shards", "0"});
     auto d = DaemonProcess::Start(
         {.data_dir = absl::StrCat(dir_.path(), "/data-", node),
          .jobs_dir = dir_.path() + "/jobs",

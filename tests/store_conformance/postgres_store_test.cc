@@ -16,6 +16,7 @@
 #include "src/store/pg_conn.h"
 #include "src/store/postgres_schema.h"
 #include "testing/postgres_server.h"
+#include "testing/simulated_clock.h"
 #include "testing/status_matchers.h"
 #include "tests/store_conformance/store_conformance.h"
 
@@ -190,9 +191,10 @@ TEST_F(PostgresStoreTest, AHolderFrozenInATransactionDoesNotKeepTheLease) {
   absl::StatusOr<std::unique_ptr<store::PgConn>> frozen =
       store::PgConn::Connect(conninfo_, RealClock::Get());
   ASSERT_THAT(frozen, IsOk());
-  ASSERT_THAT((*frozen)->Exec("BEGIN; SELECT holder, epoch FROM leases "
-                              "WHERE name = 'shard-1' FOR SHARE",
-                              In(absl::Seconds(10))),
+  // The fenced write's own check, left open.
+  ASSERT_THAT((*frozen)->Exec("BEGIN", In(absl::Seconds(10))), IsOk());
+  ASSERT_THAT((*frozen)->Run(PostgresStore::kCheckFenceSql, {"shard-1"},
+                             In(absl::Seconds(10))),
               IsOk());
   const absl::Time start = absl::Now();
   absl::StatusOr<LeaseGrant> b;
@@ -208,6 +210,46 @@ TEST_F(PostgresStoreTest, AHolderFrozenInATransactionDoesNotKeepTheLease) {
   // The frozen session is gone: what it would write next is refused.
   EXPECT_THAT((*frozen)->Exec("COMMIT", In(absl::Seconds(10))),
               StatusIs(absl::StatusCode::kUnavailable));
+}
+
+// A node writes under its leases all the time; its renewals must not queue
+// behind those writes (they did with FOR SHARE: seconds under load, until the
+// leases expired), while a grant to another node must wait for them.
+TEST_F(PostgresStoreTest, RenewalsDoNotWaitForFencedWritesButGrantsDo) {
+  absl::StatusOr<LeaseGrant> a = store_->AcquireLease(
+      "shard-2", "node-a", absl::Milliseconds(800), kForever);
+  ASSERT_THAT(a, IsOk());
+  const Fence fence{"shard-2", a->token};
+  absl::StatusOr<std::unique_ptr<store::PgConn>> writer =
+      store::PgConn::Connect(conninfo_, RealClock::Get());
+  ASSERT_THAT(writer, IsOk());
+  // A write that takes its time (not a frozen one, which the server ends).
+  ASSERT_THAT((*writer)->Exec("SET idle_in_transaction_session_timeout = 0",
+                              In(absl::Seconds(10))),
+              IsOk());
+  ASSERT_THAT((*writer)->Exec("BEGIN", In(absl::Seconds(10))), IsOk());
+  ASSERT_THAT((*writer)->Run(PostgresStore::kCheckFenceSql, {"shard-2"},
+                             In(absl::Seconds(10))),
+              IsOk());
+  EXPECT_THAT(store_->RenewLease(fence, absl::Milliseconds(800),
+                                 In(absl::Milliseconds(500))),
+              IsOk());
+  std::vector<Fence> fences = {fence};
+  absl::StatusOr<std::vector<absl::StatusOr<LeaseGrant>>> renewed =
+      store_->RenewLeases(fences, absl::Milliseconds(800),
+                          In(absl::Milliseconds(500)));
+  ASSERT_THAT(renewed, IsOk());
+  EXPECT_THAT((*renewed)[0], IsOk());
+  // Once expired, another node's grant waits for the write to end: within
+  // the writer's transaction it cannot be answered.
+  absl::SleepFor(absl::Milliseconds(850));
+  EXPECT_THAT(store_->AcquireLease("shard-2", "node-b", absl::Seconds(5),
+                                   In(absl::Milliseconds(100))),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  ASSERT_THAT((*writer)->Exec("ROLLBACK", In(absl::Seconds(10))), IsOk());
+  EXPECT_THAT(store_->AcquireLease("shard-2", "node-b", absl::Seconds(5),
+                                   In(absl::Seconds(10))),
+              IsOk());
 }
 
 TEST_F(PostgresStoreTest, NodesOpeningAtOnceMigrateOnce) {
@@ -231,6 +273,89 @@ TEST_F(PostgresStoreTest, NodesOpeningAtOnceMigrateOnce) {
       "SELECT COUNT(*) FROM schema_migrations", {}, In(absl::Seconds(10)));
   ASSERT_THAT(rows, IsOk());
   EXPECT_EQ(rows->Int(0, 0), store::kPostgresSchemaVersion);  // each once
+}
+
+// Recovery and shard takeovers list unfinished runs by state among every run
+// kept: the plan must read only those (runs_unfinished), whatever the
+// history, not walk every run by time.
+TEST_F(PostgresStoreTest, UnfinishedRunsAreListedWithoutReadingFinishedOnes) {
+  absl::StatusOr<std::unique_ptr<store::PgConn>> conn =
+      store::PgConn::Connect(conninfo_, RealClock::Get());
+  ASSERT_THAT(conn, IsOk());
+  // A large history, as the planner sees it.
+  ASSERT_THAT((*conn)->Exec("INSERT INTO runs SELECT i, 1, 1, i, false, 4, 1, "
+                            "1, 0, 0, '', 0 FROM generate_series(1, 20000) i; "
+                            "ANALYZE runs",
+                            In(absl::Seconds(30))),
+              IsOk());
+  for (RunState state : {RunState::kPending, RunState::kRunning,
+                         RunState::kRetrying, RunState::kLost}) {
+    RunQuery query;
+    query.state = state;
+    for (bool after : {false, true}) {
+      if (after) query.after = RunCursor{absl::Now(), 5};
+      std::string sql = "EXPLAIN " + store::PgListRunsSql(query);
+      std::vector<store::PgParam> params = {int64_t{0}, INT64_MAX};
+      if (after) params.insert(params.end(), {int64_t{5}, int64_t{5}});
+      params.push_back(int64_t{1001});
+      absl::StatusOr<store::PgResult> plan =
+          (*conn)->Run(sql, params, In(absl::Seconds(10)));
+      ASSERT_THAT(plan, IsOk());
+      std::string text;
+      for (int i = 0; i < plan->rows(); ++i) text += plan->Text(i, 0) + "\n";
+      EXPECT_THAT(text, HasSubstr("runs_unfinished"))
+          << RunStateName(state) << (after ? " after a cursor" : "") << "\n"
+          << text;
+    }
+  }
+}
+
+// A prepared statement's cached generic plan is planned for the tables as
+// they were: on a new database, a sequential scan of an empty table, kept
+// while it grows. Our connections prepare a statement again after 1 s, 2 s,
+// 4 s, ... up to every PgConn::kReplanAfter, so its plan follows the tables.
+TEST_F(PostgresStoreTest, StatementsArePreparedAgainToFollowTheTables) {
+  SimulatedClock clock;
+  absl::StatusOr<std::unique_ptr<store::PgConn>> conn =
+      store::PgConn::Connect(conninfo_, clock);
+  ASSERT_THAT(conn, IsOk());
+  constexpr char kHistory[] =
+      "SELECT run_id, from_state FROM transitions WHERE run_id = "
+      "ANY($1::bigint[])";
+  const auto plans = [&]() -> std::vector<std::pair<int64_t, int64_t>> {
+    absl::StatusOr<store::PgResult> r = (*conn)->Run(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+        "WHERE statement = $1",
+        {kHistory}, kForever);
+    EXPECT_THAT(r, IsOk());
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (int i = 0; r.ok() && i < r->rows(); ++i)
+      out.emplace_back(r->Int(i, 0), r->Int(i, 1));
+    return out;
+  };
+  using Plans = std::vector<std::pair<int64_t, int64_t>>;
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_THAT((*conn)->Run(kHistory, {"{1,2,3}"}, kForever), IsOk());
+  }
+  // (PostgreSQL's own choice after five custom plans, here: the cached
+  // generic one, 3 + 5.)
+  const auto runs = [](const Plans& p) {
+    return p.size() == 1 ? p[0].first + p[0].second : -1;
+  };
+  EXPECT_EQ(runs(plans()), 8);
+  int64_t expected = 8;
+  for (absl::Duration age :
+       {absl::Seconds(1), absl::Seconds(2), absl::Seconds(4), absl::Seconds(8),
+        store::PgConn::kReplanAfter, store::PgConn::kReplanAfter}) {
+    clock.AdvanceBy(age - absl::Milliseconds(1));
+    ASSERT_THAT((*conn)->Run(kHistory, {"{1,2,3}"}, kForever), IsOk());
+    EXPECT_EQ(runs(plans()), ++expected) << "at age " << age;  // the same
+    clock.AdvanceBy(absl::Milliseconds(1));
+    ASSERT_THAT((*conn)->Run(kHistory, {"{1,2,3}"}, kForever), IsOk());
+    // Prepared again, planned afresh.
+    EXPECT_EQ(plans(), (Plans{{0, 1}})) << "at age " << age;
+    expected = 1;
+  }
 }
 
 // A node following the change feed is told soon after another node's job

@@ -38,7 +38,8 @@ const text = (selector) => page.locator(selector).innerText();
 const shot = (name) => page.screenshot({path: join(ARTIFACTS, `standby-${name}.png`), fullPage: true});
 
 const node = (name) => startDaemon(BINARY, JOBS, join(ARTIFACTS, `standby-${name}.log`),
-    {args: ['--store', pg.url, '--node-name', name, '--lease-ttl', LEASE_TTL]});
+    {args: ['--store', pg.url, '--node-name', name, '--lease-ttl', LEASE_TTL,
+      '--shards', '0']});
 
 describe('web UI on a standby', {timeout: 240000}, () => {
   before(async () => {
