@@ -52,7 +52,8 @@ absl::Status DaemonMetrics::Register(
     std::function<absl::StatusOr<SchedulerStats>()> stats_fn,
     std::function<int()> file_errors) {
   // Each callback asks the scheduler again: a scrape costs a few round trips
-  // to its thread, which is nothing at scrape rates.
+  // to its thread (none waits for the store), which is nothing at scrape
+  // rates.
   auto stats = [stats_fn = std::move(stats_fn)]() -> SchedulerStats {
     absl::StatusOr<SchedulerStats> s = stats_fn();
     return s.ok() ? *std::move(s) : SchedulerStats{};
@@ -109,8 +110,13 @@ absl::Status DaemonMetrics::Register(
         const SchedulerStats s = stats();
         return std::vector<Sample>{
             {{"active"}, static_cast<double>(s.jobs - s.jobs_paused)},
-            {{"paused"}, static_cast<double>(s.jobs_paused)}};
+            {{"paused"}, static_cast<double>(s.jobs_paused)},
+            {{"elsewhere"}, static_cast<double>(s.jobs_elsewhere)}};
       }));
+  RETURN_IF_ERROR(r.AddGaugeCallback(
+      "chime_shards_held",
+      "Shards this node holds and schedules (with shards; 0 otherwise).", {},
+      [stats] { return One(static_cast<double>(stats().shards.size())); }));
   RETURN_IF_ERROR(r.AddGaugeCallback(
       "chime_job_file_errors",
       "Job files that did not load (the version loaded before stays in "

@@ -52,7 +52,7 @@ absl::Status SchedulerImpl::Start() {
 }
 
 template <typename R>
-R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
+R SchedulerImpl::Call(absl::FunctionRef<R()> f, Wait wait) {
   std::optional<R> result;
   absl::Notification done;
   {
@@ -73,7 +73,7 @@ R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
     queue_.push_back([&] {
       result.emplace(f());
       CarryOut();
-      if (writer_ == nullptr) {
+      if (writer_ == nullptr || wait == Wait::kApplied) {
         done.Notify();
       } else {
         writer_->Barrier([&done] { done.Notify(); });
@@ -87,7 +87,7 @@ R SchedulerImpl::Call(absl::FunctionRef<R()> f) {
 
 // scheduler_shards.cc's commands.
 template absl::Status SchedulerImpl::Call<absl::Status>(
-    absl::FunctionRef<absl::Status()> f);
+    absl::FunctionRef<absl::Status()> f, Wait wait);
 
 absl::Status SchedulerImpl::AddJob(const JobSpec& spec,
                                    std::shared_ptr<const JobFunction> fn) {
@@ -288,38 +288,43 @@ absl::StatusOr<JobSpec> SchedulerImpl::GetJob(const JobKey& key) {
 }
 
 absl::StatusOr<SchedulerStats> SchedulerImpl::Stats() {
-  return Call<
-      absl::StatusOr<SchedulerStats>>([&]() -> absl::StatusOr<SchedulerStats> {
-    SchedulerStats s;
-    s.jobs = static_cast<int64_t>(plan_.num_jobs());
-    s.jobs_paused = static_cast<int64_t>(plan_.num_paused_jobs());
-    for (const core::ReadyQueue::NamespaceStats& ns : plan_.QueueStats()) {
-      s.runs_pending += static_cast<int64_t>(ns.pending);
-      s.runs_running += ns.running;
-      s.by_namespace[ns.name] = {static_cast<int64_t>(ns.pending), ns.running};
-    }
-    const core::PlanCounters& c = plan_.counters();
-    s.fires_run = c.fires_run;
-    for (const auto& [reason, n] : c.fires_missed)
-      s.fires_not_run[std::string(MissReasonName(reason))] += n;
-    s.runs_succeeded = c.runs_succeeded;
-    s.runs_failed = c.runs_failed;
-    s.runs_cancelled = c.runs_cancelled;
-    s.retries = c.retries;
-    s.timeouts = c.timeouts;
-    s.clock_steps = c.clock_steps;
-    // Measured on a shared store (a renewed lease); an embedded store's
-    // clock is this process's.
-    if (lease_ != nullptr) {
-      if (const std::optional<ClockOffset> offset = lease_->clock_offset())
-        s.clock_offset = offset->offset;
-    }
-    for (uint32_t shard = 0; shard < shards_.size(); ++shard) {
-      if (shards_[shard].state == ShardState::kHeld) s.shards.push_back(shard);
-    }
-    s.jobs_elsewhere = static_cast<int64_t>(parked_.size());
-    return s;
-  });
+  return Call<absl::StatusOr<SchedulerStats>>(
+      [&]() -> absl::StatusOr<SchedulerStats> {
+        SchedulerStats s;
+        s.jobs = static_cast<int64_t>(plan_.num_jobs());
+        s.jobs_paused = static_cast<int64_t>(plan_.num_paused_jobs());
+        for (const core::ReadyQueue::NamespaceStats& ns : plan_.QueueStats()) {
+          s.runs_pending += static_cast<int64_t>(ns.pending);
+          s.runs_running += ns.running;
+          s.by_namespace[ns.name] = {static_cast<int64_t>(ns.pending),
+                                     ns.running};
+        }
+        const core::PlanCounters& c = plan_.counters();
+        s.fires_run = c.fires_run;
+        for (const auto& [reason, n] : c.fires_missed)
+          s.fires_not_run[std::string(MissReasonName(reason))] += n;
+        s.runs_succeeded = c.runs_succeeded;
+        s.runs_failed = c.runs_failed;
+        s.runs_cancelled = c.runs_cancelled;
+        s.retries = c.retries;
+        s.timeouts = c.timeouts;
+        s.clock_steps = c.clock_steps;
+        // Measured on a shared store (a renewed lease); an embedded store's
+        // clock is this process's.
+        if (lease_ != nullptr) {
+          if (const std::optional<ClockOffset> offset = lease_->clock_offset())
+            s.clock_offset = offset->offset;
+        }
+        for (uint32_t shard = 0; shard < shards_.size(); ++shard) {
+          if (shards_[shard].state == ShardState::kHeld)
+            s.shards.push_back(shard);
+        }
+        s.jobs_elsewhere = static_cast<int64_t>(parked_.size());
+        return s;
+      },
+      // A reading: it need not wait for the writer's backlog (a scrape of
+      // /metrics asks several times).
+      Wait::kApplied);
 }
 
 void SchedulerImpl::Shutdown(absl::Duration grace) {

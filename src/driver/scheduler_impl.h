@@ -117,9 +117,12 @@ class SchedulerImpl final : public Scheduler {
   // thread, which carries out its actions before the caller, waiting meanwhile,
   // gets the result. FailedPrecondition once Shutdown has begun, and when
   // called from the scheduler thread (an on_run_event callback), which would
-  // deadlock.
+  // deadlock. The caller hears back once what the command wrote is durable
+  // (kDurable), or once its actions are carried out (kApplied: writes still
+  // queued behind the writer's backlog).
+  enum class Wait { kDurable, kApplied };
   template <typename R>
-  R Call(absl::FunctionRef<R()> f);
+  R Call(absl::FunctionRef<R()> f, Wait wait = Wait::kDurable);
   // AddJob and AddStoredJob.
   absl::Status Add(const JobSpec& spec, std::shared_ptr<const JobFunction> fn,
                    JobId stored_id, int64_t stored_generation);

@@ -79,43 +79,50 @@ absl::Status SchedulerImpl::OnGained(const std::vector<GainedShard>& gained) {
   absl::StatusOr<Recovered> r =
       RecoverShards(*store_, clock_, *fences_, gained, options_.max_clock_skew);
   if (!r.ok()) return r.status();
-  return Call<absl::Status>([&] {
-    for (const GainedShard& g : gained) {
-      fences_->Hold(g.shard, g.fence);
-      shards_[g.shard] = ShardPlace{.state = ShardState::kHeld};
-    }
-    for (const RunEvent& e : r->events) Emit(e);
-    for (auto& [key, record] : r->jobs)
-      stored_jobs_.insert_or_assign(key, std::move(record));
-    for (auto& [key, runs] : r->lost)
-      lost_runs_.insert_or_assign(key, std::move(runs));
-    for (auto& [key, runs] : r->pending)
-      pending_runs_.insert_or_assign(key, std::move(runs));
-    // The shards' parked jobs, as AddStoredJob would add them.
-    std::vector<PendingAdd> adds;
-    for (auto it = parked_.begin(); it != parked_.end();) {
-      if (!Scheduled(it->first)) {
-        ++it;
-        continue;
-      }
-      Parked& p = it->second;
-      JobSpec spec = p.packed.Unpack();
-      spec.paused = p.paused;
-      absl::StatusOr<core::FireSource> source = core::FireSource::Create(spec);
-      if (!source.ok()) Die(source.status().ToString());  // validated before
-      PendingAdd add{core::PackedSpec::Pack(spec), *std::move(source),
-                     std::move(p.fn), clock_.Now()};
-      if (auto stored = stored_jobs_.find(it->first);
-          stored != stored_jobs_.end() && !stored->second.deleted) {
-        add.stored_id = stored->second.id;
-        add.stored_generation = stored->second.generation;
-      }
-      adds.push_back(std::move(add));
-      parked_.erase(it++);
-    }
-    ApplyAdds(adds, Now());
-    return absl::OkStatus();
-  });
+  // Applied, not durable: the keeper's thread (which also acquires and hands
+  // off) need not wait for the writer's backlog; the jobs' writes are fenced
+  // by the shards' leases whenever they are made.
+  return Call<absl::Status>(
+      [&] {
+        for (const GainedShard& g : gained) {
+          fences_->Hold(g.shard, g.fence);
+          shards_[g.shard] = ShardPlace{.state = ShardState::kHeld};
+        }
+        for (const RunEvent& e : r->events) Emit(e);
+        for (auto& [key, record] : r->jobs)
+          stored_jobs_.insert_or_assign(key, std::move(record));
+        for (auto& [key, runs] : r->lost)
+          lost_runs_.insert_or_assign(key, std::move(runs));
+        for (auto& [key, runs] : r->pending)
+          pending_runs_.insert_or_assign(key, std::move(runs));
+        // The shards' parked jobs, as AddStoredJob would add them.
+        std::vector<PendingAdd> adds;
+        for (auto it = parked_.begin(); it != parked_.end();) {
+          if (!Scheduled(it->first)) {
+            ++it;
+            continue;
+          }
+          Parked& p = it->second;
+          JobSpec spec = p.packed.Unpack();
+          spec.paused = p.paused;
+          absl::StatusOr<core::FireSource> source =
+              core::FireSource::Create(spec);
+          if (!source.ok())
+            Die(source.status().ToString());  // validated before
+          PendingAdd add{core::PackedSpec::Pack(spec), *std::move(source),
+                         std::move(p.fn), clock_.Now()};
+          if (auto stored = stored_jobs_.find(it->first);
+              stored != stored_jobs_.end() && !stored->second.deleted) {
+            add.stored_id = stored->second.id;
+            add.stored_generation = stored->second.generation;
+          }
+          adds.push_back(std::move(add));
+          parked_.erase(it++);
+        }
+        ApplyAdds(adds, Now());
+        return absl::OkStatus();
+      },
+      Wait::kApplied);
 }
 
 void SchedulerImpl::OnHandOff(const std::vector<uint32_t>& shards) {

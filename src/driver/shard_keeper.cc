@@ -16,6 +16,8 @@ namespace {
 // Store calls other than renewals (listing, acquiring, releasing) get this
 // long.
 constexpr absl::Duration kStoreCallTimeout = absl::Seconds(10);
+// How long after a lease's expiry by the store's clock the mover looks.
+constexpr absl::Duration kAfterExpiry = absl::Milliseconds(20);
 
 }  // namespace
 
@@ -232,11 +234,12 @@ void ShardKeeper::Watch() {
 }
 
 void ShardKeeper::Move() {
+  absl::Duration next = absl::ZeroDuration();
   for (bool first = true;; first = false) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (!first) {
-        cv_.wait_for(lock, absl::ToChronoNanoseconds(options_.ttl / 3),
+        cv_.wait_for(lock, absl::ToChronoNanoseconds(next),
                      [this] { return stop_moving_ || lost_ || released_; });
       }
       if (stop_moving_ || lost_) return;
@@ -245,10 +248,11 @@ void ShardKeeper::Move() {
       if (released) {
         lock.unlock();
         ReleaseDone();
+        next = options_.ttl / 3;
         continue;
       }
     }
-    MoveOnce();
+    next = MoveOnce();
   }
 }
 
@@ -269,11 +273,24 @@ void ShardKeeper::ReleaseDone() {
     (void)store_.ReleaseLease(fence, clock_.MonoNow() + kStoreCallTimeout);
 }
 
-void ShardKeeper::MoveOnce() {
+absl::Duration ShardKeeper::MoveOnce() {
+  const absl::Duration tick = options_.ttl / 3;
   const MonoTime listed = clock_.MonoNow();
   absl::StatusOr<std::vector<LeaseInfo>> leases =
       store_.ListLeases(listed + kStoreCallTimeout);
-  if (!leases.ok()) return;  // the next tick tries again
+  if (!leases.ok()) return tick;  // the next tick tries again
+  // The first expiry of a lease someone else holds, then a little: the
+  // store's clock is read at the listing, ours measures from there.
+  absl::Duration next = tick;
+  for (const LeaseInfo& l : *leases) {
+    if (l.holder.empty() || l.holder == options_.holder ||
+        l.remaining <= absl::ZeroDuration()) {
+      continue;
+    }
+    next = std::min(next,
+                    l.remaining + kAfterExpiry - (clock_.MonoNow() - listed));
+  }
+  next = std::max(next, kAfterExpiry);
   cluster::ShardView view;
   view.self = options_.member;
   view.holders.resize(options_.shards);
@@ -392,6 +409,7 @@ void ShardKeeper::MoveOnce() {
     }
   }
   if (!hand_off.empty()) callbacks_.on_hand_off(hand_off);
+  return next;
 }
 
 }  // namespace chime::driver

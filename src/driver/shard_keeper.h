@@ -142,8 +142,11 @@ class ShardKeeper {
   void Renew();
   void Watch();
   void Move();
-  // One pass of Move: read, decide, acquire, hand off.
-  void MoveOnce();
+  // One pass of Move: read, decide, acquire, hand off. Returns how soon to
+  // look again: a tick, or sooner when a lease held by someone else (a
+  // member's or a shard's) expires before then -- a dead node's shards are
+  // taken as soon as they are free, not up to a tick later.
+  absl::Duration MoveOnce();
   // Releases the leases of shards in kReleasing.
   void ReleaseDone();
   void ReportLost(const absl::Status& why);

@@ -3,6 +3,7 @@
 // shards once its leases expire, and report a lease taken from them.
 #include "src/driver/shard_keeper.h"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -46,7 +48,7 @@ class Node {
  public:
   // A member from now on; its keeper starts now unless `start` is false.
   Node(Store& store, std::string name, bool hand_off_at_once = true,
-       bool start = true)
+       bool start = true, absl::Duration ttl = kTtl)
       : store_(store), name_(std::move(name)) {
     const std::string holder = absl::StrCat(name_, " pid 1 shards ", kShards);
     absl::StatusOr<LeaseGrant> member =
@@ -76,7 +78,7 @@ class Node {
     };
     keeper_ = std::make_unique<ShardKeeper>(
         store_, RealClock::Get(),
-        ShardKeeper::Options{kShards, name_, holder, kTtl}, callbacks);
+        ShardKeeper::Options{kShards, name_, holder, ttl}, callbacks);
     if (start) keeper_->Start();
   }
 
@@ -207,6 +209,33 @@ TEST(ShardKeeperTest, ADeadMembersShardsMoveOnceTheirLeasesExpire) {
   }
   std::sort(taken.begin(), taken.end());
   EXPECT_EQ(taken, dead);
+}
+
+// The survivors look again when a lease they saw expires, not a tick (a
+// third of the ttl) later: a failover takes the ttl, not the ttl and a tick.
+TEST(ShardKeeperTest, ADeadMembersShardsAreTakenAsSoonAsTheyExpire) {
+  constexpr absl::Duration kLongTtl = absl::Seconds(6);  // a tick of 2 s
+  store::MemoryStore store(store::MemoryStore::Options{});
+  Node a(store, "node-1", true, true, kLongTtl);
+  auto b = std::make_unique<Node>(store, "node-2", true, true, kLongTtl);
+  ASSERT_TRUE(WaitFor([&] {
+    return Held({&a, b.get()}) == Expected({"node-1", "node-2"});
+  }));
+  b->Crash();
+  // When the last of its shard leases expires (by the store's clock, which
+  // is the real one here).
+  absl::StatusOr<std::vector<LeaseInfo>> leases = store.ListLeases(kForever);
+  ASSERT_THAT(leases, IsOk());
+  absl::Duration last = absl::ZeroDuration();
+  for (const LeaseInfo& l : *leases) {
+    if (absl::StartsWith(l.holder, "node-2"))
+      last = std::max(last, l.remaining);
+  }
+  const absl::Time expired = absl::Now() + last;
+  ASSERT_TRUE(WaitFor([&] { return Held({&a}) == Expected({"node-1"}); }))
+      << ::testing::PrintToString(Held({&a}));
+  EXPECT_LT(absl::Now() - expired, absl::Milliseconds(400))
+      << "taken " << absl::Now() - expired << " after the leases expired";
 }
 
 // A node hands off only when the caller says its writes are done; until

@@ -115,6 +115,27 @@ TEST_F(ShardedClusterTest, EveryNodeSchedulesItsShardsAndAKilledOnesMove) {
                               "shards:       8 (a ", held["a"], ", b ",
                               held["b"], ", c ", held["c"], ")")))
       << status.out;
+  // Each node's /metrics: its shards, its jobs and the others'.
+  std::map<std::string, int> jobs_of;
+  for (const auto& [job, owner] : owners) ++jobs_of[owner];
+  for (const auto& [node, d] :
+       {std::pair<std::string, DaemonProcess*>{"a", a.get()},
+        {"b", b.get()},
+        {"c", c.get()}}) {
+    absl::StatusOr<HttpResult> metrics = d->Get("/metrics");
+    ASSERT_TRUE(metrics.ok()) << metrics.status();
+    EXPECT_THAT(metrics->body, ::testing::HasSubstr(absl::StrCat(
+                                   "\nchime_shards_held ", held[node], "\n")))
+        << node;
+    EXPECT_THAT(metrics->body,
+                ::testing::HasSubstr(absl::StrCat(
+                    "\nchime_jobs{state=\"active\"} ", jobs_of[node], "\n")))
+        << node;
+    EXPECT_THAT(metrics->body, ::testing::HasSubstr(absl::StrCat(
+                                   "\nchime_jobs{state=\"elsewhere\"} ",
+                                   kJobs - jobs_of[node], "\n")))
+        << node;
+  }
 
   // A trigger of one of c's jobs sent to a is carried to c.
   const std::string job = *c_jobs.begin();
