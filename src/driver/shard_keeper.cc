@@ -248,7 +248,6 @@ void ShardKeeper::Move() {
       if (released) {
         lock.unlock();
         ReleaseDone();
-        next = options_.ttl / 3;
         continue;
       }
     }
