@@ -36,6 +36,41 @@ std::string AdvertiseUrl(const config::DaemonConfig& config,
                       ":", port);
 }
 
+#ifdef CHIME_HAVE_POSTGRES
+namespace {
+
+// The store records the number of shards its nodes use; a node started with
+// another while others run is refused, naming both (docs/cluster.md).
+absl::Status AgreeShards(store::PostgresStore& store,
+                         const config::DaemonConfig& config, Logger& log) {
+  const MonoTime deadline = RealClock::Get().MonoNow() + absl::Seconds(30);
+  // Another node runs if it holds a live lease (this node's earlier
+  // incarnation, by its name, does not count).
+  ASSIGN_OR_RETURN(std::vector<LeaseInfo> leases, store.ListLeases(deadline));
+  const std::string self = absl::StrCat(NodeName(config), " pid ");
+  bool others = false;
+  for (const LeaseInfo& l : leases) {
+    others |= !l.holder.empty() && l.remaining > absl::ZeroDuration() &&
+              !absl::StartsWith(l.holder, self);
+  }
+  ASSIGN_OR_RETURN(uint32_t recorded,
+                   store.AgreeShards(config.shards, !others, deadline));
+  if (recorded == config.shards) return absl::OkStatus();
+  if (others) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "shards: this node says ", config.shards,
+        ", but the nodes running on this store use ", recorded,
+        " (recorded in the store): give every node the same `shards`; to "
+        "change it, stop every node first"));
+  }
+  log.Warn("shards changed: no other node runs",
+           {{"from", int64_t{recorded}}, {"to", int64_t{config.shards}}});
+  return absl::OkStatus();
+}
+
+}  // namespace
+#endif
+
 absl::StatusOr<std::shared_ptr<Store>> OpenStore(
     const config::DaemonConfig& config, Logger& log) {
   if (SharedStore(config)) {
@@ -49,6 +84,7 @@ absl::StatusOr<std::shared_ptr<Store>> OpenStore(
     log.Info("store open",
              {{"store", "postgresql"},
               {"lease_ttl", absl::FormatDuration(config.lease_ttl)}});
+    RETURN_IF_ERROR(AgreeShards(*store, config, log));
     return std::shared_ptr<Store>(std::move(store));
 #else
     return absl::FailedPreconditionError(

@@ -342,6 +342,27 @@ absl::StatusOr<RunId> PostgresStore::ReserveRunIds(int64_t count,
   return first;
 }
 
+absl::StatusOr<uint32_t> PostgresStore::AgreeShards(uint32_t shards,
+                                                    bool may_change,
+                                                    MonoTime deadline) {
+  uint32_t before = shards;
+  RETURN_IF_ERROR(Write(deadline, [&](PgTx& tx) -> absl::Status {
+    // The row's lock orders nodes starting at once.
+    ASSIGN_OR_RETURN(PgResult r,
+                     tx.Run("INSERT INTO meta VALUES ('shards', $1::bigint) "
+                            "ON CONFLICT (key) DO UPDATE SET value = "
+                            "meta.value RETURNING value",
+                            {absl::StrCat(shards)}));
+    before = static_cast<uint32_t>(r.Int(0, 0));
+    if (before == shards || !may_change) return absl::OkStatus();
+    return tx
+        .Run("UPDATE meta SET value = $1::bigint WHERE key = 'shards'",
+             {absl::StrCat(shards)})
+        .status();
+  }));
+  return before;
+}
+
 std::unique_ptr<Store::JobWatch> PostgresStore::WatchJobs(
     std::function<void()> changed) {
   return std::make_unique<PgJobWatch>(options_.conninfo, clock_,

@@ -149,6 +149,14 @@ class PostgresStore final : public Store {
   // LISTEN/NOTIFY on a connection of its own (src/store/pg_job_watch.h).
   std::unique_ptr<JobWatch> WatchJobs(std::function<void()> changed) override;
 
+  // The number of shards the store's nodes run with (docs/cluster.md),
+  // kept in `meta`: recorded by the first node that asks, replaced by
+  // `shards` when `may_change` (no other node runs). Returns what is
+  // recorded before the call (`shards` when nothing was) -- the caller
+  // compares.
+  absl::StatusOr<uint32_t> AgreeShards(uint32_t shards, bool may_change,
+                                       MonoTime deadline);
+
  private:
   // kLease: a write on a connection of the lease pool.
   enum class TxKind { kWrite, kRead, kLease };

@@ -172,5 +172,37 @@ TEST_F(ShardedClusterTest, EveryNodeSchedulesItsShardsAndAKilledOnesMove) {
   EXPECT_EQ(b->Terminate(), 0);
 }
 
+// The store records the nodes' number of shards: a node started with another
+// while they run is refused, naming both; once none runs, it may change it.
+TEST_F(ShardedClusterTest, ANodeWithAnotherShardCountIsRefusedWhileOthersRun) {
+  int port_a = 0;
+  std::unique_ptr<DaemonProcess> a = StartShardNode("a", &port_a);
+  ASSERT_NE(a, nullptr);
+  std::unique_ptr<DaemonProcess> b =
+      StartNode("b", false, false, {"--shards", "4"});
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->WaitForExit(absl::Seconds(30)), 1) << b->LogText();
+  EXPECT_THAT(b->LogText(),
+              ::testing::HasSubstr(absl::StrCat(
+                  "shards: this node says 4, but the nodes running on this "
+                  "store use ",
+                  kShards)));
+  // a goes on, alone.
+  ASSERT_TRUE(WaitForRuns("a", 3, absl::Seconds(30))) << a->LogText();
+  // a restarts with its own number again: the same node, not another.
+  a->Kill();
+  a = StartShardNode("a", &port_a);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->Terminate(), 0);
+  // Nobody runs (the killed incarnation's leases expire within the fixture's
+  // 2 s ttl): b changes it.
+  absl::SleepFor(absl::Milliseconds(2500));
+  b = StartNode("b", true, false, {"--shards", "4"});
+  ASSERT_NE(b, nullptr);
+  EXPECT_THAT(b->LogText(), ::testing::HasSubstr("shards changed"));
+  ASSERT_TRUE(WaitForRuns("b", 3, absl::Seconds(30))) << b->LogText();
+  EXPECT_EQ(b->Terminate(), 0);
+}
+
 }  // namespace
 }  // namespace chime::daemon_test

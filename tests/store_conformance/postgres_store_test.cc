@@ -25,6 +25,7 @@ namespace {
 
 using ::chime::store::PostgresStore;
 using ::chime::testing::IsOk;
+using ::chime::testing::IsOkAndHolds;
 using ::chime::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -356,6 +357,16 @@ TEST_F(PostgresStoreTest, StatementsArePreparedAgainToFollowTheTables) {
     EXPECT_EQ(plans(), (Plans{{0, 1}})) << "at age " << age;
     expected = 1;
   }
+}
+
+// The first node records its number of shards; later ones read it, and
+// replace it only when they may.
+TEST_F(PostgresStoreTest, AgreeShardsRecordsTheFirstAndChangesOnlyWhenAllowed) {
+  EXPECT_THAT(store_->AgreeShards(64, false, kForever), IsOkAndHolds(64u));
+  EXPECT_THAT(store_->AgreeShards(8, false, kForever), IsOkAndHolds(64u));
+  EXPECT_THAT(store_->AgreeShards(64, false, kForever), IsOkAndHolds(64u));
+  EXPECT_THAT(store_->AgreeShards(8, true, kForever), IsOkAndHolds(64u));
+  EXPECT_THAT(store_->AgreeShards(0, false, kForever), IsOkAndHolds(8u));
 }
 
 // A node following the change feed is told soon after another node's job

@@ -89,11 +89,13 @@ describe('web UI on a standby', {timeout: 240000}, () => {
     await page.getByRole('button', {name: 'Create job'}).click();
     await page.getByRole('heading', {name: 'Job web/made-here'}).waitFor();
     const history = page.locator('section[aria-labelledby="history-h"]');
-    // The page does not poll (no event stream here): reload it until node-a's runs show.
+    // The page does not poll (no event stream here): reload it until node-a's runs show,
+    // letting each load finish (the history reads every run's detail) before the next.
     await until('node-a\'s runs of it', async () => {
       await go(page, '#/jobs');
       await go(page, '#/jobs/web/made-here');
       await page.getByRole('heading', {name: 'Job web/made-here'}).waitFor();
+      await history.getByRole('heading', {name: 'History'}).waitFor({timeout: 10000});
       return /run \d+/.test(await history.innerText());
     });
     assert.equal(await page.getByRole('button', {name: /Trigger now/}).count(), 0);
