@@ -234,14 +234,12 @@ void ShardKeeper::Watch() {
 }
 
 void ShardKeeper::Move() {
-  absl::Duration next = absl::ZeroDuration();
-  for (bool first = true;; first = false) {
+  // The first pass at once, each next when the last one said.
+  for (absl::Duration next = absl::ZeroDuration();;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (!first) {
-        cv_.wait_for(lock, absl::ToChronoNanoseconds(next),
-                     [this] { return stop_moving_ || lost_ || released_; });
-      }
+      cv_.wait_for(lock, absl::ToChronoNanoseconds(next),
+                   [this] { return stop_moving_ || lost_ || released_; });
       if (stop_moving_ || lost_) return;
       const bool released = released_;
       released_ = false;
@@ -280,16 +278,17 @@ absl::Duration ShardKeeper::MoveOnce() {
   if (!leases.ok()) return tick;  // the next tick tries again
   // The first expiry of a lease someone else holds, then a little: the
   // store's clock is read at the listing, ours measures from there.
-  absl::Duration next = tick;
+  absl::Duration first_expiry = absl::InfiniteDuration();
   for (const LeaseInfo& l : *leases) {
     if (l.holder.empty() || l.holder == options_.holder ||
         l.remaining <= absl::ZeroDuration()) {
       continue;
     }
-    next = std::min(next,
-                    l.remaining + kAfterExpiry - (clock_.MonoNow() - listed));
+    first_expiry = std::min(first_expiry, l.remaining);
   }
-  next = std::max(next, kAfterExpiry);
+  const absl::Duration next = std::max(
+      std::min(tick, first_expiry + kAfterExpiry - (clock_.MonoNow() - listed)),
+      kAfterExpiry);
   cluster::ShardView view;
   view.self = options_.member;
   view.holders.resize(options_.shards);
