@@ -12,9 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "bench/workloads.h"
 
 int main(int argc, char** argv) {
+  // As `chime` does in release builds (cli/main.cc).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   const std::string usage =
       "usage: chime-bench WORKLOAD [ARGS]\n"
       "workloads:\n"

@@ -79,13 +79,16 @@ class ScheduleCache {
   std::vector<Entry> slots_ ABSL_GUARDED_BY(mu_) = std::vector<Entry>(kSlots);
 };
 
-std::string CacheKey(const Trigger& t, absl::string_view hash_key) {
-  const bool hashed = t.expression.find('H') != std::string::npos;
-  return absl::StrCat(t.expression, "\x1f", static_cast<int>(t.dialect), ",",
-                      static_cast<int>(t.day_match), ",",
-                      static_cast<int>(t.dst.gap), ",",
-                      static_cast<int>(t.dst.repeat), "\x1f", t.zone, "\x1f",
-                      hashed ? hash_key : "");
+// `hash_key` is "" unless the expression has `H` fields. Written into a
+// per-thread buffer, which the next call reuses.
+absl::string_view CacheKey(const Trigger& t, absl::string_view hash_key) {
+  thread_local std::string key;
+  key.clear();
+  absl::StrAppend(
+      &key, t.expression, "\x1f", static_cast<int>(t.dialect), ",",
+      static_cast<int>(t.day_match), ",", static_cast<int>(t.dst.gap), ",",
+      static_cast<int>(t.dst.repeat), "\x1f", t.zone, "\x1f", hash_key);
+  return key;
 }
 
 }  // namespace
@@ -102,7 +105,10 @@ absl::StatusOr<FireSource> FireSource::Create(const JobSpec& spec) {
                .end = spec.end});
   }
   if (one_shot) return source;
-  const std::string hash_key = spec.key.ToString();
+  // Only `H` fields depend on the job's identity.
+  const std::string hash_key = t.expression.find('H') != std::string::npos
+                                   ? spec.key.ToString()
+                                   : std::string();
   const ScheduleCache::Fingerprint cache_key =
       ScheduleCache::FingerprintOf(CacheKey(t, hash_key));
   source.schedule_ = ScheduleCache::Get().Find(cache_key);

@@ -377,8 +377,11 @@ struct Token {
   int column;  // 1-based
 };
 
-std::vector<Token> Tokenize(absl::string_view expr) {
-  std::vector<Token> tokens;
+// Up to 8 tokens inline: a zone prefix and 7 fields.
+using Tokens = absl::InlinedVector<Token, 8>;
+
+Tokens Tokenize(absl::string_view expr) {
+  Tokens tokens;
   size_t i = 0;
   while (i < expr.size()) {
     while (i < expr.size() &&
@@ -520,7 +523,7 @@ absl::StatusOr<ParsedExpression> ParseExpression(absl::string_view expr,
                                                  const ParseOptions& options) {
   ParsedExpression out;
   out.zone = options.zone;
-  std::vector<Token> tokens = Tokenize(expr);
+  const Tokens tokens = Tokenize(expr);
   size_t first = 0;
   if (!tokens.empty()) {
     const absl::string_view t = tokens[0].text;

@@ -13,8 +13,8 @@
 
 #include <array>
 #include <cstdint>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "chime/cron.h"
@@ -64,7 +64,9 @@ struct Field {
                            // seconds, no year)
   int column =
       0;  // 1-based column of the field's first character in the expression
-  std::vector<Item> items;
+  // Most fields are one item: kept inline (a parse allocates nothing for
+  // them).
+  absl::InlinedVector<Item, 1> items;
   // True if the field is unrestricted by its text (starts with `*` or is `?`,
   // or was implied).
   bool star() const { return text.empty() || text[0] == '*' || text[0] == '?'; }

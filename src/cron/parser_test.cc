@@ -918,7 +918,7 @@ TEST(CronParserTree, EveryCarriesItsPeriod) {
 TEST(CronParserTree, DaySpecials) {
   auto p = ParseExpression("0 0 L-3,LW,15W,L * 5L,FRI#2,7#1", {});
   ASSERT_THAT(p, IsOk());
-  const std::vector<Item>& dom = F(*p, FieldId::kDayOfMonth).items;
+  const auto& dom = F(*p, FieldId::kDayOfMonth).items;
   ASSERT_EQ(dom.size(), 4u);
   EXPECT_EQ(dom[0].kind, Item::Kind::kLastDay);
   EXPECT_EQ(dom[0].n, 3);
@@ -927,7 +927,7 @@ TEST(CronParserTree, DaySpecials) {
   EXPECT_EQ(dom[2].lo, 15);
   EXPECT_EQ(dom[3].kind, Item::Kind::kLastDay);
   EXPECT_EQ(dom[3].n, 0);
-  const std::vector<Item>& dow = F(*p, FieldId::kDayOfWeek).items;
+  const auto& dow = F(*p, FieldId::kDayOfWeek).items;
   ASSERT_EQ(dow.size(), 3u);
   EXPECT_EQ(dow[0].kind, Item::Kind::kLastOfWeekday);
   EXPECT_EQ(dow[0].lo, 5);
@@ -960,7 +960,7 @@ TEST(CronParserTree, QuartzWeekdaysAreNormalizedToSundayZero) {
       ParseExpression("0 0 0 ? * 6#3,1,2-6", WithDialect(Dialect::kQuartz));
   ASSERT_THAT(p, IsOk());
   EXPECT_EQ(p->dialect, Dialect::kQuartz);
-  const std::vector<Item>& dow = F(*p, FieldId::kDayOfWeek).items;
+  const auto& dow = F(*p, FieldId::kDayOfWeek).items;
   ASSERT_EQ(dow.size(), 3u);
   EXPECT_EQ(dow[0].kind, Item::Kind::kNthOfWeekday);
   EXPECT_EQ(dow[0].lo, 5);  // Friday
@@ -981,7 +981,7 @@ TEST(CronParserTree, QuestionMarkIsAStar) {
 TEST(CronParserTree, ListItemsInOrder) {
   auto p = ParseExpression("1,5-7,*/20,30/10 * * * *", {});
   ASSERT_THAT(p, IsOk());
-  const std::vector<Item>& m = F(*p, FieldId::kMinute).items;
+  const auto& m = F(*p, FieldId::kMinute).items;
   ASSERT_EQ(m.size(), 4u);
   EXPECT_TRUE(m[0].single);
   EXPECT_EQ(m[0].lo, 1);

@@ -123,7 +123,7 @@ absl::Status SchedulerImpl::Add(const JobSpec& spec,
       return absl::OkStatus();
     }
     if (state_ != State::kRunning) return ShutDownError();
-    const bool first = adds_.empty() && queue_.empty();
+    const bool first = adds_.empty() && queue_.empty() && !gathering_adds_;
     adds_.push_back(std::move(add));
     if (!first) return absl::OkStatus();  // the thread is being woken
   }

@@ -319,6 +319,11 @@ class SchedulerImpl final : public Scheduler {
   // other command waits for its result, so nothing queued with an add was
   // issued after it by the same caller.
   std::vector<PendingAdd> adds_ ABSL_GUARDED_BY(mu_);
+  // Set by the scheduler thread after a pass that applied adds, for
+  // kGatherAdds: AddJob then queues without waking it (a burst of adds is
+  // applied in batches, not each with a wake-up of its own).
+  bool gathering_adds_ ABSL_GUARDED_BY(mu_) = false;
+  static constexpr absl::Duration kGatherAdds = absl::Microseconds(200);
   // Ended attempts, newest first: a lock-free stack of Attempt::next_result
   // per worker (so that workers do not contend), the last one for any other
   // thread; the scheduler thread takes them all at once.

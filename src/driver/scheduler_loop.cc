@@ -91,6 +91,7 @@ void SchedulerImpl::Loop() {
       absl::MutexLock lock(&mu_);
       items.swap(queue_);
       adds.swap(adds_);
+      gathering_adds_ = false;
     }
     std::vector<core::Event> results = TakeResults();
     std::vector<StoreWriter::Completion> written;
@@ -108,7 +109,8 @@ void SchedulerImpl::Loop() {
       OnAttemptsFinished(results);
       CarryOut();
     }
-    if (!adds.empty()) {
+    const bool took_adds = !adds.empty();
+    if (took_adds) {
       ApplyAdds(adds, Now());
       CarryOut();
     }
@@ -132,7 +134,9 @@ void SchedulerImpl::Loop() {
         Die(absl::StrCat("the Plan's invariants: ", s.message()));
     }
 #endif
-    ReleaseIfLarge(adds);
+    // Within a burst of adds the two buffers go back and forth between the
+    // callers and this thread with their capacity; the pass after it frees.
+    if (!took_adds) ReleaseIfLarge(adds);
     ReleaseIfLarge(todo_);
     ReleaseIfLarge(scratch_.actions);
     const MonoTime hand_offs = CheckHandOffs();
@@ -149,6 +153,19 @@ void SchedulerImpl::Loop() {
           (writer_ == nullptr || writer_->Idle())) {
         return;
       }
+    }
+    if (took_adds && !stopping_) {
+      // More adds are likely (a caller registering many jobs): gather them
+      // for a moment, on the real clock (a simulated one would not move),
+      // rather than be woken by each. Commands, results and writes still
+      // wake the thread; a timer due meanwhile is late by at most this.
+      {
+        absl::MutexLock lock(&mu_);
+        gathering_adds_ = true;
+      }
+      RealClock::Get().WaitUntil(RealClock::Get().MonoNow() + kGatherAdds,
+                                 wakeup_);
+      continue;
     }
     MonoTime deadline = std::min(wake_at_, hand_offs);
     if (!staged_.empty()) deadline = std::min(deadline, staged_.begin()->first);
