@@ -221,7 +221,12 @@ nlohmann::json Header(const std::string& workload, int64_t n,
             {"max_concurrent_runs", args.Int("max-runs")},
             {"lookahead_ms", args.Int("lookahead-ms")},
             {"store", args.String("store")},
-            {"shards", args.Int("shards")}}}};
+            {"shards", args.Int("shards")},
+            // The malloc tunables the run had (docs/performance.md: huge
+            // pages decide these figures on a virtual machine).
+            {"glibc_tunables", std::getenv("GLIBC_TUNABLES") == nullptr
+                                   ? ""
+                                   : std::getenv("GLIBC_TUNABLES")}}}};
 }
 
 // A spec whose late fires run (and count as late), beside earlier runs.
