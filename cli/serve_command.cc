@@ -226,6 +226,10 @@ void AddServeCommand(CLI::App& app, const Io& io, int* status) {
           "HTTP address, host:port (default 127.0.0.1:8712; port 0 picks a "
           "free one, logged at start)");
   setting("max_concurrent_runs", "attempts running at once (default 32)");
+  setting("max_losses",
+          "an at-least-once run lost this many times (the daemon stopped while "
+          "it ran) ends failed instead of starting again (default 3; 0: no "
+          "limit)");
   setting("shutdown_grace",
           "on SIGTERM, how long running attempts may finish before they are "
           "cancelled (default 30s)");

@@ -206,6 +206,7 @@ absl::Status Daemon::StartAll() {
     options.handoff_grace = config_.shutdown_grace;
   }
   options.worker_threads = config_.max_concurrent_runs;
+  options.max_losses = config_.max_losses;
   // GET /v1/events and the followers of output hear of every run event too;
   // neither waits for a client.
   events_ = std::make_unique<api::EventHub>(api::EventHub::Options{});

@@ -36,8 +36,9 @@
 //     once, and each ends recorded (run, or missed with the reason); a job
 //     added with a changed schedule starts a new generation from the AddJob;
 //   - a job added again whose delivery is at-least-once starts its lost runs
-//     again (attempt number + 1, the new fencing token); at-most-once ones
-//     stay lost. Jobs the store has but nobody adds again do not run.
+//     again (attempt number + 1, the new fencing token) -- a run lost
+//     max_losses times ends failed instead; at-most-once ones stay lost.
+//     Jobs the store has but nobody adds again do not run.
 // RunIds continue after the highest the store has seen; fencing tokens grow.
 //
 // Thread-safety: every method may be called from any thread, concurrently. Job
@@ -283,6 +284,12 @@ struct SchedulerOptions {
   // step forward skipped over are then due at once; a step back re-times
   // the timers), which no timer would wake it for. Infinite: only timers.
   absl::Duration wall_clock_check = absl::Seconds(1);
+  // With a store: a run of an at-least-once job that has been recorded lost
+  // this many times (a scheduler stopped -- crashed, was killed, lost its
+  // lease -- while it ran) is not started again but recorded failed, saying
+  // so, and listed with the dead letters: an attempt that brings its process
+  // down would otherwise do so at every restart. 0: no limit (>= 0).
+  int max_losses = 3;
 };
 
 class Scheduler {

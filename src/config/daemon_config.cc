@@ -116,6 +116,12 @@ const Key kKeys[] = {
        c->max_concurrent_runs = static_cast<int>(n);
        return absl::OkStatus();
      }},
+    {"max_losses", "CHIME_MAX_LOSSES",
+     [](const Value& v, DaemonConfig* c) -> absl::Status {
+       ASSIGN_OR_RETURN(int64_t n, internal::ReadInt(v, 0, 1000000));
+       c->max_losses = static_cast<int>(n);
+       return absl::OkStatus();
+     }},
     {"shutdown_grace", "CHIME_SHUTDOWN_GRACE",
      [](const Value& v, DaemonConfig* c) -> absl::Status {
        ASSIGN_OR_RETURN(c->shutdown_grace, internal::ReadDuration(v));
@@ -343,6 +349,9 @@ absl::Status ValidateDaemonConfig(const DaemonConfig& c) {
   if (c.max_concurrent_runs < 1 || c.max_concurrent_runs > 4096)
     return bad("max_concurrent_runs",
                absl::StrCat(c.max_concurrent_runs, " is outside 1..4096"));
+  if (c.max_losses < 0 || c.max_losses > 1000000)
+    return bad("max_losses",
+               absl::StrCat(c.max_losses, " is outside 0..1000000"));
   if (c.shutdown_grace < absl::ZeroDuration())
     return bad("shutdown_grace", "must not be negative");
   if (c.history_keep_per_job < 0)

@@ -20,6 +20,7 @@
 //   jobs_dir: /etc/chime/jobs         # CHIME_JOBS_DIR
 //   listen: 127.0.0.1:8712            # CHIME_LISTEN (port 0: any free port)
 //   max_concurrent_runs: 32           # CHIME_MAX_CONCURRENT_RUNS
+//   max_losses: 3                     # CHIME_MAX_LOSSES (0: no limit)
 //   shutdown_grace: 30s               # CHIME_SHUTDOWN_GRACE
 //   history_keep_per_job: 1000        # CHIME_HISTORY_KEEP_PER_JOB (0: all)
 //   history_max_age: 7d               # CHIME_HISTORY_MAX_AGE
@@ -114,6 +115,9 @@ struct DaemonConfig {
   std::string jobs_dir = "jobs";
   std::string listen = "127.0.0.1:8712";
   int max_concurrent_runs = 32;
+  // An at-least-once run lost this many times (the daemon stopped while it
+  // ran) ends failed instead of starting again (SchedulerOptions::max_losses).
+  int max_losses = 3;
   absl::Duration shutdown_grace = absl::Seconds(30);
   // Run history retention, applied at start and every check interval:
   // finished runs beyond the newest `keep_per_job` of a job, and finished

@@ -80,6 +80,7 @@ advertise_url: http://10.0.0.7:9000
 jobs_dir: /etc/chime/jobs
 listen: "[::1]:9000"
 max_concurrent_runs: 8
+max_losses: 5
 shutdown_grace: 1m30s
 log_format: json
 log_level: debug
@@ -102,6 +103,7 @@ tls:
   EXPECT_EQ(c.jobs_dir, "/etc/chime/jobs");
   EXPECT_EQ(c.listen, "[::1]:9000");
   EXPECT_EQ(c.max_concurrent_runs, 8);
+  EXPECT_EQ(c.max_losses, 5);
   EXPECT_EQ(c.shutdown_grace, absl::Seconds(90));
   EXPECT_EQ(c.log_format, "json");
   EXPECT_EQ(c.log_level, "debug");
@@ -193,6 +195,9 @@ TEST(DaemonConfigTest, FileErrorsNamePlaceAndKeyAndChangeNothing) {
   EXPECT_THAT(ApplyConfigFile("chime.yaml", "max_concurrent_runs: 0\n", &c),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("chime.yaml:1:22: max_concurrent_runs: ")));
+  EXPECT_THAT(ApplyConfigFile("chime.yaml", "max_losses: -1\n", &c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("chime.yaml:1:13: max_losses: ")));
   EXPECT_THAT(ApplyConfigFile("chime.yaml", "listen: localhost\n", &c),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("chime.yaml:1:9: listen: \"localhost\" is "

@@ -47,6 +47,10 @@ absl::Status Plan::ValidateOptions(const PlanOptions& options) {
   if (options.lookahead < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("lookahead: must not be negative");
   }
+  if (options.max_losses < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_losses: ", options.max_losses, " is below 0"));
+  }
   if (options.persist_retry <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("persist_retry: must be positive");
   }

@@ -38,8 +38,8 @@
 //   running  -> succeeded | failed | retrying | cancelled
 //   retrying -> running | cancelled        (backoff elapsed -> pending again,
 //   then running)
-//   lost     -> running | cancelled        (recovery, at-least-once: started
-//   again; removed before it was)
+//   lost     -> running | cancelled | failed  (recovery, at-least-once:
+//   started again; removed before it was; lost PlanOptions::max_losses times)
 //
 // Thread-safety: not thread-safe; owned by one thread (the driver's scheduler
 // thread).
@@ -255,6 +255,12 @@ struct PlanOptions {
   // (deficit round-robin) and quotas, by namespace name (see ready_queue.h). A
   // namespace not listed gets the default: weight 1, no quotas.
   std::map<std::string, NamespaceConfig> namespaces;
+  // A run of an at-least-once job that has been recorded lost this many
+  // times (its scheduler stopped -- crashed, killed, cut off -- while it ran)
+  // is not started again: it ends failed, a dead letter, saying so. An
+  // attempt that brings its node down would otherwise bring it down at every
+  // restart. 0: no limit.
+  int max_losses = 3;
 };
 
 // Counts of every decision, for metrics and tests.
@@ -275,6 +281,9 @@ struct LostRun {
   RunId run = 0;
   FireKey fire;     // may carry an older generation than the job's
   int attempt = 0;  // the last attempt number it reached (0: none started)
+  // How many times the run has been recorded lost, the last time included
+  // (0: not known; such a run is started again).
+  int losses = 0;
 };
 
 struct Resume {
@@ -328,7 +337,9 @@ class Plan {
   //     claimed.attempt + 1; one of another generation than the job's (its
   //     schedule changed) is cancelled instead, "schedule changed";
   //   - a lost run starts again as soon as a slot allows (lost -> running,
-  //     attempt lost.attempt + 1) whatever the retry policy's max_attempts;
+  //     attempt lost.attempt + 1) whatever the retry policy's max_attempts --
+  //     unless it has been lost PlanOptions::max_losses times: then it ends
+  //     failed (lost -> failed) and is not started again;
   //     after that attempt the retry policy decides as usual; its retry
   //     budget counts from that start.
   // They are the job's runs for the overlap policy: a job that forbids

@@ -29,7 +29,8 @@ bool LegalTransition(RunState from, RunState to) {
     case RunState::kRetrying:
       return to == RunState::kPending || to == RunState::kCancelled;
     case RunState::kLost:  // recovery, at-least-once (Resume::lost)
-      return to == RunState::kRunning || to == RunState::kCancelled;
+      return to == RunState::kRunning || to == RunState::kCancelled ||
+             to == RunState::kFailed;  // lost max_losses times
     default:
       return false;  // final states never change
   }
@@ -80,6 +81,18 @@ void Plan::TakeOver(Job& job, const Resume& resume, Now now, Output* out) {
         run.fire.generation != job.generation) {
       ++job.active;  // (FinishRun takes it back)
       FinishRun(run, RunState::kCancelled, "schedule changed", now, out);
+      continue;
+    }
+    if (o.state == RunState::kLost && options_.max_losses > 0 &&
+        o.stored->losses >= options_.max_losses) {
+      ++job.active;  // (FinishRun takes it back)
+      FinishRun(run, RunState::kFailed,
+                absl::StrCat("lost ", o.stored->losses,
+                             " times (its scheduler stopped while it ran); "
+                             "not started again, in case the attempt is what "
+                             "stops it (max_losses ",
+                             options_.max_losses, ")"),
+                now, out);
       continue;
     }
     if (o.state == RunState::kPending) {

@@ -282,6 +282,54 @@ TEST(Plan, ALostRunResumedRunsItsNextAttemptThenTheRetryPolicyDecides) {
                           "(exhausted 2 attempts))"));
 }
 
+// A run lost max_losses times (3 by default) is not started again: its
+// attempt may be what stops the scheduler, which would then stop at every
+// restart. It ends failed, saying why; one lost fewer times starts again.
+TEST(Plan, ARunLostMaxLossesTimesEndsFailedInsteadOfStartingAgain) {
+  Harness h;
+  const FireKey a{JobKey{"default", "a"}, 1, T("2026-02-28T23:00:00Z")};
+  ASSERT_THAT(h.AddResumed(Cron("a", "0 0 1 1 *"),
+                           WithLost({LostRun{42, a, 3, /*losses=*/3}})),
+              IsOk());
+  EXPECT_TRUE(h.starts().empty());
+  EXPECT_EQ(h.plan().GetRunState(42), std::nullopt);  // finished
+  EXPECT_THAT(h.TakeLog(),
+              ElementsAre("00:00:00 a:1:2026-02-28T23:00:00Z failed (lost 3 "
+                          "times (its scheduler stopped while it ran); not "
+                          "started again, in case the attempt is what stops "
+                          "it (max_losses 3))"));
+  EXPECT_EQ(h.plan().counters().runs_failed, 1);
+
+  const FireKey b{JobKey{"default", "b"}, 1, T("2026-02-28T23:00:00Z")};
+  ASSERT_THAT(h.AddResumed(Cron("b", "0 0 1 1 *"),
+                           WithLost({LostRun{43, b, 2, /*losses=*/2}})),
+              IsOk());
+  ASSERT_EQ(h.starts().size(), 1u);
+  EXPECT_EQ(h.starts()[0].run, 43u);
+  EXPECT_EQ(h.starts()[0].attempt, 3);
+}
+
+TEST(Plan, WithoutALimitOnLossesALostRunAlwaysStartsAgain) {
+  PlanOptions options;
+  options.max_losses = 0;
+  Harness h(options);
+  const FireKey a{JobKey{"default", "a"}, 1, T("2026-02-28T23:00:00Z")};
+  ASSERT_THAT(h.AddResumed(Cron("a", "0 0 1 1 *"),
+                           WithLost({LostRun{42, a, 30, /*losses=*/30}})),
+              IsOk());
+  ASSERT_EQ(h.starts().size(), 1u);
+  EXPECT_EQ(h.starts()[0].attempt, 31);
+  EXPECT_EQ(h.plan().GetRunState(42), RunState::kRunning);
+}
+
+TEST(Plan, ANegativeLimitOnLossesIsRefused) {
+  PlanOptions options;
+  options.max_losses = -1;
+  EXPECT_THAT(Plan::ValidateOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("max_losses: -1 is below 0")));
+}
+
 TEST(Plan, ARunTakenOverWhoseRunIdIsInUseIsRefusedAndChangesNothing) {
   Harness h;
   const FireKey a{JobKey{"default", "a"}, 1, T("2026-02-28T23:00:00Z")};

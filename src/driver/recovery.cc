@@ -137,8 +137,22 @@ absl::Status TakeOverRuns(Store& store, Clock& clock, const Scope& scope,
   RETURN_IF_ERROR(flush());
 
   for (const RunRecord& run : lost) {
-    if (std::optional<FireKey> fire = fire_key(run); fire.has_value())
-      r.lost[fire->job].push_back(core::LostRun{run.id, *fire, run.attempt});
+    const std::optional<FireKey> fire = fire_key(run);
+    if (!fire.has_value()) continue;
+    core::LostRun taken{run.id, *fire, run.attempt};
+    // Runs that will start again (at-least-once) say how often they were
+    // lost, for PlanOptions::max_losses: their history, read one by one (a
+    // crash leaves few).
+    if (auto job = r.jobs.find(fire->job);
+        job != r.jobs.end() &&
+        job->second.spec.delivery == Delivery::kAtLeastOnce) {
+      absl::StatusOr<RunDetail> detail = store.GetRun(run.id, deadline());
+      if (!detail.ok())
+        return Step("reading a lost run's history", detail.status());
+      for (const TransitionRecord& t : detail->transitions)
+        taken.losses += t.to == RunState::kLost ? 1 : 0;
+    }
+    r.lost[fire->job].push_back(std::move(taken));
   }
   return absl::OkStatus();
 }

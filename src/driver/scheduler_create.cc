@@ -138,6 +138,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   std::shared_ptr<Store> store = options.store;
   core::PlanOptions plan;
   plan.lookahead = options.lookahead;
+  plan.max_losses = options.max_losses;
   plan.max_concurrent_runs = options.max_concurrent_runs == 0
                                  ? options.worker_threads
                                  : options.max_concurrent_runs;

@@ -175,6 +175,47 @@ TEST_F(RecoveryTest, RunLeftRunningIsLostAndAtLeastOnceRunsItAgain) {
   EXPECT_EQ(run->attempts[0].outcome, RunState::kLost);
 }
 
+// A run whose attempt kills its scheduler would be lost at every restart
+// and started again, forever: lost for the third time (max_losses), it
+// ends failed instead -- a dead letter, saying why.
+TEST_F(RecoveryTest, ARunLostForTheThirdTimeEndsFailedInsteadOfStartingAgain) {
+  JobSpec spec = Cron("a", "* * * * *");
+  spec.delivery = Delivery::kAtLeastOnce;
+  const int64_t token = LeaveRunRunning(spec, absl::Minutes(1), 7);
+  // Two earlier schedulers were lost with it (attempts 1 and 2); the third
+  // runs attempt 3 when it dies too.
+  const Fence fence{"scheduler", token};
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    const absl::Time at = Wall(absl::Minutes(1)) + absl::Seconds(attempt);
+    ASSERT_THAT(store_->TransitionRun(
+                    fence,
+                    RunTransition{7, RunState::kRunning, RunState::kLost,
+                                  attempt, 0, at, "died", ""},
+                    kForever),
+                IsOk());
+    ASSERT_THAT(store_->TransitionRun(
+                    fence,
+                    RunTransition{7, RunState::kLost, RunState::kRunning,
+                                  attempt + 1, 0, at, "", ""},
+                    kForever),
+                IsOk());
+  }
+  clock_.AdvanceTo(SimulatedClock::kMonoStart + absl::Seconds(90));
+  Create();
+  ASSERT_THAT(scheduler_->AddJob(spec, Returns(absl::OkStatus())), IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  const std::string fire = FireId("a", absl::Minutes(1));
+  recorder_.WaitForEvent(fire, "failed");
+  EXPECT_THAT(recorder_.Transitions(fire),
+              ElementsAre("running->lost", "lost->failed"));
+  for (const Seen& s : recorder_.seen()) EXPECT_NE(s.run_id, 7u);
+  absl::StatusOr<RunDetail> run = store_->GetRun(7, kForever);
+  ASSERT_THAT(run, IsOk());
+  EXPECT_EQ(run->run.state, RunState::kFailed);
+  EXPECT_THAT(run->run.detail, HasSubstr("lost 3 times"));
+  EXPECT_EQ(run->attempts.size(), 3u);  // none started after the third
+}
+
 TEST_F(RecoveryTest, RunLeftRunningIsLostAndAtMostOnceNeverRunsItAgain) {
   JobSpec spec = Cron("a", "* * * * *");  // at-most-once by default
   LeaveRunRunning(spec, absl::Minutes(1), 7);
