@@ -2,6 +2,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -199,7 +200,8 @@ http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
 
 http::Response JobNext(const JobRecord& job, const http::Request& request);
 
-http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
+http::Response GetJob(const ApiDeps& deps, ConcurrencyGate& history_gate,
+                      const http::Request& request) {
   absl::StatusOr<std::vector<std::string>> parts =
       PathSegments(request.path, "/v1/jobs/");
   if (!parts.ok()) return ProblemFromStatus(parts.status());
@@ -207,6 +209,11 @@ http::Response GetJob(const ApiDeps& deps, const http::Request& request) {
     return Problem(404, absl::StrCat("no such resource: ", request.path,
                                      " (jobs are /v1/jobs/{namespace}/{id})"));
   }
+  // A job's history (runs, a run, missed fires; not a run's output, which
+  // may follow the run) is read through the gate.
+  std::optional<ConcurrencyGate::Pass> pass;
+  if (parts->size() > 2 && parts->back() != "output")
+    pass.emplace(history_gate.Enter());
   const JobKey key{(*parts)[0], (*parts)[1]};
   absl::StatusOr<JobRecord> record = deps.store->GetJob(key, StoreDeadline());
   if (absl::IsNotFound(record.status())) {
@@ -399,11 +406,19 @@ void internal::AddReadRoutes(http::Router& router, const ApiDeps& deps) {
                 auth.Guard(Role::kRead, [deps](const http::Request& r) {
                   return ListJobs(deps, r);
                 }));
-  router.HandlePrefix("GET", "/v1/jobs/",
-                      auth.Guard(Role::kRead, [deps](const http::Request& r) {
-                        return GetJob(deps, r);
-                      }));
-  internal::AddRunListRoutes(router, deps.store, auth);
+  // Run histories are CPU-bound reads (the store, then the JSON of up to a
+  // page of runs): at most one per core at a time, in arrival order, so
+  // that each runs to its end once begun rather than share the cores with
+  // 31 others (concurrency_gate.h). Job listings (a search may be long)
+  // and everything else are not held by it.
+  auto history_gate = std::make_shared<ConcurrencyGate>(
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  router.HandlePrefix(
+      "GET", "/v1/jobs/",
+      auth.Guard(Role::kRead, [deps, history_gate](const http::Request& r) {
+        return GetJob(deps, *history_gate, r);
+      }));
+  internal::AddRunListRoutes(router, deps.store, auth, history_gate);
   router.Handle("GET", "/v1/schedule/preview",
                 auth.Guard(Role::kRead,
                            [](const http::Request& r) { return Preview(r); }));

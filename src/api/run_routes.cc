@@ -396,9 +396,11 @@ http::Response JobHistory(Store& store, const JobRecord& job,
 }
 
 void AddRunListRoutes(http::Router& router, Store* store,
-                      const Authorizer& auth) {
+                      const Authorizer& auth,
+                      std::shared_ptr<ConcurrencyGate> gate) {
   router.Handle("GET", "/v1/runs",
-                auth.Guard(Role::kRead, [store](const http::Request& r) {
+                auth.Guard(Role::kRead, [store, gate](const http::Request& r) {
+                  ConcurrencyGate::Pass pass = gate->Enter();
                   return ListAllRuns(*store, r, /*dead_letters=*/false);
                 }));
   router.Handle("GET", "/v1/runs/per-minute",
@@ -406,7 +408,8 @@ void AddRunListRoutes(http::Router& router, Store* store,
                   return RunsPerMinute(*store, r);
                 }));
   router.Handle("GET", "/v1/dead-letters",
-                auth.Guard(Role::kRead, [store](const http::Request& r) {
+                auth.Guard(Role::kRead, [store, gate](const http::Request& r) {
+                  ConcurrencyGate::Pass pass = gate->Enter();
                   return ListAllRuns(*store, r, /*dead_letters=*/true);
                 }));
 }

@@ -26,11 +26,13 @@
 #ifndef CHIME_SRC_API_RUN_ROUTES_H_
 #define CHIME_SRC_API_RUN_ROUTES_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "chime/store.h"
 #include "src/api/auth.h"
+#include "src/base/concurrency_gate.h"
 #include "src/http/router.h"
 
 namespace chime::api::internal {
@@ -43,9 +45,11 @@ http::Response JobHistory(Store& store, const JobRecord& job,
 
 // Registers GET /v1/runs, /v1/runs/per-minute and /v1/dead-letters;
 // `store` (which may be null while no route is called) and `auth` outlive the
-// router.
+// router. The two run listings go through `gate` (shared with the job
+// histories' reads).
 void AddRunListRoutes(http::Router& router, Store* store,
-                      const Authorizer& auth);
+                      const Authorizer& auth,
+                      std::shared_ptr<ConcurrencyGate> gate);
 
 }  // namespace chime::api::internal
 
