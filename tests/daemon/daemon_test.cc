@@ -329,6 +329,37 @@ TEST_F(DaemonTest, RestartAfterKillNineWithRunsInFlight) {
   EXPECT_EQ(second->Terminate(), 0);
 }
 
+// A poison pill: an at-least-once job whose command kills the daemon. Each
+// restart records the run lost and starts it again -- until it has been lost
+// max_losses (3) times: the fourth daemon records it failed, says why, and
+// stays up.
+TEST_F(DaemonTest, AnAttemptThatKillsTheDaemonIsGivenUpAfterThreeLosses) {
+  WriteJobs("p.yaml", absl::StrCat("id: poison\nat: ", In(absl::Seconds(1)),
+                                   "\ndelivery: at_least_once\nshell: \"echo "
+                                   "$CHIME_ATTEMPT >> ",
+                                   Path("attempts"), "; kill -9 $PPID\"\n"));
+  for (int start = 1; start <= 3; ++start) {
+    auto d = DaemonProcess::Start({.data_dir = Path("data"),
+                                   .jobs_dir = Path("jobs"),
+                                   .wait_until_serving = false});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ((*d)->WaitForExit(absl::Seconds(30)), 128 + SIGKILL)
+        << "start " << start << ": " << (*d)->LogText();
+    ASSERT_EQ(Lines("attempts").size(), static_cast<size_t>(start));
+  }
+  auto last = StartDaemon();
+  ASSERT_NE(last, nullptr);
+  const nlohmann::json failed = last->WaitForMsg("run failed", "poison:");
+  ASSERT_FALSE(failed.is_null()) << last->LogText();
+  EXPECT_THAT(failed.dump(), HasSubstr("lost 3 times"));
+  EXPECT_THAT(Lines("attempts"), ElementsAre("1", "2", "3"));
+  const nlohmann::json dead = last->GetJson("/v1/dead-letters");
+  ASSERT_EQ(dead["runs"].size(), 1u) << dead.dump();
+  EXPECT_THAT(dead["runs"][0]["detail"].get<std::string>(),
+              HasSubstr("lost 3 times"));
+  EXPECT_EQ(last->Terminate(), 0);
+}
+
 TEST_F(DaemonTest, SighupRereadsTheConfiguration) {
   dir_.Write("chime.yaml", "shutdown_grace: 5s\n");
   auto d = StartDaemon({"--config", Path("chime.yaml")});
