@@ -57,7 +57,6 @@ class ConcurrencyGate {
     return Pass(this);
   }
 
-  int limit() const { return limit_; }
   // Callers inside Enter, waiting their turn (for tests and metrics).
   int64_t waiting() const {
     absl::MutexLock lock(&mu_);
