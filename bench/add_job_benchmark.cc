@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "benchmark/benchmark.h"
 #include "chime/cron.h"
 #include "chime/scheduler.h"
+#include "src/base/process_tuning.h"
 #include "src/core/fire_source.h"
 #include "src/core/packed_spec.h"
 
@@ -112,9 +112,7 @@ BENCHMARK(BM_AddJob)
 }  // namespace chime
 
 int main(int argc, char** argv) {
-  // Debian's abseil is built without NDEBUG: its mutexes would check every
-  // lock for deadlock cycles.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  chime::base::TuneProcess();  // as `chime` does (cli/main.cc)
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

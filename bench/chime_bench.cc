@@ -12,12 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "bench/workloads.h"
+#include "src/base/process_tuning.h"
 
 int main(int argc, char** argv) {
-  // As `chime` does in release builds (cli/main.cc).
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  chime::base::TuneProcess();  // as `chime` does (cli/main.cc)
   const std::string usage =
       "usage: chime-bench WORKLOAD [ARGS]\n"
       "workloads:\n"

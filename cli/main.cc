@@ -3,7 +3,6 @@
 // Add<Name>Command like AddCronCommand and append it to the list below.
 #include <iostream>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "cli/app.h"
 #include "cli/completion_command.h"
@@ -12,15 +11,11 @@
 #include "cli/serve_command.h"
 #include "cli/status_command.h"
 #include "cli/stream_command.h"
+#include "src/base/process_tuning.h"
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
-#ifdef NDEBUG
-  // Debian's abseil is built without NDEBUG, so its mutexes look for
-  // lock-order cycles on every Lock: a global graph behind a global lock,
-  // ~6% of a busy scheduler's CPU. Debug and test builds keep the check.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-#endif
+  chime::base::TuneProcess();
   const chime::cli::Io io{std::cin, std::cout, std::cerr, absl::Now()};
   return chime::cli::RunCli(argc, argv, io,
                             {

@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,13 @@
 
 namespace chime::store {
 namespace {
+
+// A read-only connection to the database file at `path`.
+absl::StatusOr<std::unique_ptr<Db>> OpenReader(const std::string& path) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(path, /*create=*/false));
+  RETURN_IF_ERROR(db->Exec("PRAGMA query_only = 1"));
+  return db;
+}
 
 // Takes an exclusive flock on `path`; the fd stays open for the store's life.
 absl::StatusOr<int> LockDataDir(const std::string& path) {
@@ -63,6 +71,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   ASSIGN_OR_RETURN(store->lock_fd_, LockDataDir((dir / kLockFile).string()));
 
   const std::string path = (dir / kDatabaseFile).string();
+  store->db_path_ = path;
   ASSIGN_OR_RETURN(store->writer_, Db::Open(path, /*create=*/true));
   Db& db = *store->writer_;
   RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode = WAL"));
@@ -93,9 +102,16 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   RETURN_IF_ERROR(db.Exec("COMMIT"));
 
   {
+    // One read connection now, so that a file that cannot be read fails
+    // Open; the others as concurrent reads need them.
+    store->max_readers_ =
+        options.max_readers != 0
+            ? options.max_readers
+            : std::max<size_t>(2, std::thread::hardware_concurrency());
+    ASSIGN_OR_RETURN(std::unique_ptr<Db> reader, OpenReader(path));
     absl::MutexLock lock(&store->read_mu_);
-    ASSIGN_OR_RETURN(store->reader_, Db::Open(path, /*create=*/false));
-    RETURN_IF_ERROR(store->reader_->Exec("PRAGMA query_only = 1"));
+    store->free_readers_.push_back(std::move(reader));
+    store->open_readers_ = 1;
   }
   SqliteStore* raw = store.get();
   store->thread_ = std::thread([raw] { raw->StoreThread(); });
@@ -114,7 +130,7 @@ SqliteStore::~SqliteStore() {
   writer_.reset();
   {
     absl::MutexLock lock(&read_mu_);
-    reader_.reset();
+    free_readers_.clear();
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
 }
@@ -216,11 +232,36 @@ void SqliteStore::CommitBatch(const std::vector<WriteOp*>& batch) {
 absl::Status SqliteStore::Read(MonoTime deadline,
                                absl::FunctionRef<absl::Status(Db&)> read) {
   RETURN_IF_ERROR(CheckDeadline(clock_, deadline));
+  std::unique_ptr<Db> db;
+  {
+    absl::MutexLock lock(&read_mu_);
+    const auto free_or_room = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return !free_readers_.empty() || open_readers_ < max_readers_;
+    };
+    read_mu_.Await(absl::Condition(&free_or_room));
+    if (!free_readers_.empty()) {
+      db = std::move(free_readers_.back());
+      free_readers_.pop_back();
+    } else {
+      ++open_readers_;
+    }
+  }
+  if (db == nullptr) {
+    absl::StatusOr<std::unique_ptr<Db>> opened = OpenReader(db_path_);
+    if (!opened.ok()) {
+      absl::MutexLock lock(&read_mu_);
+      --open_readers_;
+      return opened.status();
+    }
+    db = *std::move(opened);
+  }
+  absl::Status status = db->Exec("BEGIN");
+  if (status.ok()) {
+    status = read(*db);
+    db->Exec(status.ok() ? "COMMIT" : "ROLLBACK").IgnoreError();
+  }
   absl::MutexLock lock(&read_mu_);
-  Db& db = *reader_;
-  RETURN_IF_ERROR(db.Exec("BEGIN"));
-  absl::Status status = read(db);
-  db.Exec(status.ok() ? "COMMIT" : "ROLLBACK").IgnoreError();
+  free_readers_.push_back(std::move(db));
   return status;
 }
 
@@ -232,6 +273,11 @@ int64_t SqliteStore::CommittedTransactions() const {
 int64_t SqliteStore::CommittedWrites() const {
   absl::MutexLock lock(&mu_);
   return writes_;
+}
+
+size_t SqliteStore::ReadConnectionsForTest() const {
+  absl::MutexLock lock(&read_mu_);
+  return open_readers_;
 }
 
 void SqliteStore::PauseWritesForTest() {

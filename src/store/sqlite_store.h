@@ -25,8 +25,10 @@
 // then completes every waiter. Under load one fsync serves many writers. The
 // fence check reads a lease once per group (a lease write in the group makes
 // the writes after it read it again).
-// Reads run on the caller's thread, on a second connection (WAL lets them
-// proceed during a commit) and see every acknowledged write.
+// Reads run on the caller's thread, on read connections of their own (WAL
+// lets them proceed during a commit and beside each other; up to
+// Options::max_readers at once, later ones wait for a free connection) and
+// see every acknowledged write.
 //
 // Fencing. The store is single-node: its epoch is incremented at every Open,
 // and lease tokens granted by this open are epoch * 2^32 + 1, + 2, ... -- so
@@ -69,6 +71,9 @@ class SqliteStore final : public Store {
     Clock* clock = nullptr;               // null: RealClock::Get()
     size_t max_output_bytes = 64 * 1024;  // per attempt, the newest kept
     size_t max_batch_writes = 1024;       // writes per group commit
+    // Read connections, opened as concurrent reads need them (each has its
+    // own page cache, up to ~2 MB). 0: one per core, at least 2.
+    size_t max_readers = 0;
   };
 
   static constexpr const char* kDatabaseFile = "chime.db";
@@ -91,6 +96,8 @@ class SqliteStore final : public Store {
   int64_t CommittedTransactions() const;
   int64_t CommittedWrites() const;
 
+  // Read connections open now (in use or not): at most Options::max_readers.
+  size_t ReadConnectionsForTest() const;
   // Test hooks: hold the store thread before it takes the next writes; wait
   // (at most `limit`, real time) until `n` writes are queued.
   void PauseWritesForTest();
@@ -170,7 +177,7 @@ class SqliteStore final : public Store {
   // Write, for a write that may change a lease's holder or token.
   absl::Status WriteLeases(MonoTime deadline,
                            absl::FunctionRef<absl::Status(Db&)> apply);
-  // Runs `read` on the read connection inside one read transaction.
+  // Runs `read` on a free read connection inside one read transaction.
   absl::Status Read(MonoTime deadline,
                     absl::FunctionRef<absl::Status(Db&)> read);
   void StoreThread();
@@ -185,8 +192,12 @@ class SqliteStore final : public Store {
   std::unique_ptr<Db> writer_;  // used by the store thread only (after Open)
   FenceCache fence_cache_;      // the store thread's
 
-  absl::Mutex read_mu_;
-  std::unique_ptr<Db> reader_ ABSL_GUARDED_BY(read_mu_);
+  // Read connections not in use, and how many are open (in use or not).
+  mutable absl::Mutex read_mu_;
+  std::vector<std::unique_ptr<Db>> free_readers_ ABSL_GUARDED_BY(read_mu_);
+  size_t open_readers_ ABSL_GUARDED_BY(read_mu_) = 0;
+  size_t max_readers_ = 1;
+  std::string db_path_;
 
   mutable absl::Mutex mu_;
   std::deque<WriteOp*> queue_ ABSL_GUARDED_BY(mu_);

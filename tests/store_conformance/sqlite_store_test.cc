@@ -4,10 +4,12 @@
 // corruption. Group commit is in sqlite_group_commit_test.cc.
 #include "src/store/sqlite_store.h"
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -296,6 +298,52 @@ TEST_F(SqliteStoreTest, CorruptDatabaseIsReportedAndNotRecreated) {
   std::string content((std::istreambuf_iterator<char>(in)),
                       std::istreambuf_iterator<char>());
   EXPECT_EQ(content, garbage);
+}
+
+// Reads on many threads run on a bounded set of read connections, each
+// seeing every write acknowledged before it began, while writes go on.
+TEST_F(SqliteStoreTest, ConcurrentReadsShareABoundedSetOfConnections) {
+  SqliteStore::Options options = Options();
+  options.max_readers = 2;
+  absl::StatusOr<std::unique_ptr<SqliteStore>> opened =
+      SqliteStore::Open(options);
+  ASSERT_THAT(opened, IsOk());
+  SqliteStore& store = **opened;
+  EXPECT_EQ(store.ReadConnectionsForTest(), 1u);
+  for (int i = 0; i < 20; ++i) MustPut(store, absl::StrCat("before", i));
+  std::atomic<int64_t> acknowledged{20};
+  std::atomic<int> failures{0};
+  std::thread writer([&] {
+    for (int i = 0; i < 40; ++i) {
+      MustPut(store, absl::StrCat("during", i));
+      acknowledged.fetch_add(1);
+    }
+  });
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 6; ++r) {
+    readers.emplace_back([&, r] {
+      int64_t seen = 0;
+      for (int i = 0; i < 60; ++i) {
+        const int64_t floor = acknowledged.load();
+        absl::StatusOr<StoreInfo> info = store.GetInfo(kForever);
+        absl::StatusOr<JobRecord> job = store.GetJob(
+            JobKey{"default", absl::StrCat("before", (r + i) % 20)}, kForever);
+        if (!info.ok() || !job.ok() || info->jobs < floor ||
+            info->jobs < seen || info->jobs > 60) {
+          failures.fetch_add(1);
+        }
+        if (info.ok()) seen = info->jobs;
+      }
+    });
+  }
+  writer.join();
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GE(store.ReadConnectionsForTest(), 1u);
+  EXPECT_LE(store.ReadConnectionsForTest(), 2u);
+  absl::StatusOr<StoreInfo> info = store.GetInfo(kForever);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->jobs, 60);
 }
 
 // The run listings of the API search an index that also gives their order
