@@ -112,7 +112,7 @@ BENCHMARK(BM_AddJob)
 }  // namespace chime
 
 int main(int argc, char** argv) {
-  chime::base::TuneProcess();  // as `chime` does (cli/main.cc)
+  chime::base::SkipLockOrderChecks();  // as `chime` does (cli/main.cc)
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

@@ -16,7 +16,7 @@
 #include "src/base/process_tuning.h"
 
 int main(int argc, char** argv) {
-  chime::base::TuneProcess();  // as `chime` does (cli/main.cc)
+  chime::base::SkipLockOrderChecks();  // as `chime` does (cli/main.cc)
   const std::string usage =
       "usage: chime-bench WORKLOAD [ARGS]\n"
       "workloads:\n"

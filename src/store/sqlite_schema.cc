@@ -170,17 +170,21 @@ absl::Status KeepMaxRunId(Db& db) {
   return SetMeta(db, "max_run_id", max_run);
 }
 
-#define CHIME_SELECT_RUNS                                                   \
-  "SELECT runs.id, runs.job_id, runs.generation, runs.scheduled, "          \
-  "runs.manual, runs.state, runs.attempt, runs.token, runs.created_at, "    \
-  "runs.updated_at, runs.detail, jobs.namespace, jobs.name FROM runs LEFT " \
-  "JOIN jobs ON jobs.id = runs.job_id"
+#define CHIME_RUN_COLUMNS                                                \
+  "SELECT runs.id, runs.job_id, runs.generation, runs.scheduled, "       \
+  "runs.manual, runs.state, runs.attempt, runs.token, runs.created_at, " \
+  "runs.updated_at, runs.detail"
+#define CHIME_SELECT_RUNS                           \
+  CHIME_RUN_COLUMNS                                 \
+      ", jobs.namespace, jobs.name FROM runs LEFT " \
+      "JOIN jobs ON jobs.id = runs.job_id"
 
 const char kSelectRunById[] = CHIME_SELECT_RUNS " WHERE runs.id = ?";
 
 std::string ListRunsSql(const RunQuery& query) {
-  std::string sql =
-      CHIME_SELECT_RUNS " WHERE runs.scheduled >= ? AND runs.scheduled < ?";
+  std::string sql = absl::StrCat(
+      query.job ? CHIME_RUN_COLUMNS " FROM runs" : CHIME_SELECT_RUNS,
+      " WHERE runs.scheduled >= ? AND runs.scheduled < ?");
   if (query.job) absl::StrAppend(&sql, " AND runs.job_id = ?");
   if (query.state) {
     absl::StrAppend(&sql, " AND runs.state = ", static_cast<int>(*query.state));
@@ -195,5 +199,6 @@ std::string ListRunsSql(const RunQuery& query) {
 }
 
 #undef CHIME_SELECT_RUNS
+#undef CHIME_RUN_COLUMNS
 
 }  // namespace chime::store

@@ -51,7 +51,8 @@ extern const char kSelectRunById[];
 // highest id. Binds, in order: from, to, [job], [after: its scheduled time
 // twice, its run], the row limit. The state, when given, is written into the
 // text (not bound) so that the planner can use the partial index of failed
-// runs.
+// runs. With a job, the rows end after `detail` (no join: the key is the
+// job's, read once).
 std::string ListRunsSql(const RunQuery& query);
 
 }  // namespace chime::store

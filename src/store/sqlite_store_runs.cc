@@ -11,8 +11,9 @@
 namespace chime::store {
 namespace {
 
-// A row of kSelectRunById or ListRunsSql (sqlite_schema.h).
-RunRecord RunFromRow(const Stmt& s) {
+// A row of kSelectRunById or ListRunsSql (sqlite_schema.h); `key` for rows
+// without the job's key (one job's listing).
+RunRecord RunFromRow(const Stmt& s, const JobKey* key = nullptr) {
   RunRecord r;
   r.id = static_cast<RunId>(s.Int(0));
   r.fire = FireRef{s.Int(1), s.Int(2), NanosToTime(s.Int(3)), s.Int(4) != 0};
@@ -22,7 +23,7 @@ RunRecord RunFromRow(const Stmt& s) {
   r.created_at = NanosToTime(s.Int(8));
   r.updated_at = NanosToTime(s.Int(9));
   r.detail = s.Text(10);
-  r.job_key = JobKey{s.Text(11), s.Text(12)};
+  r.job_key = key != nullptr ? *key : JobKey{s.Text(11), s.Text(12)};
   return r;
 }
 
@@ -198,6 +199,17 @@ absl::StatusOr<RunPage> SqliteStore::ListRuns(const RunQuery& query,
   RunPage page;
   RETURN_IF_ERROR(Read(deadline, [&](Db& db) -> absl::Status {
     page = RunPage{};
+    // One job's rows carry its key, read here once (empty if the job is
+    // gone, as the other listings' LEFT JOIN gives).
+    std::optional<JobKey> key;
+    if (query.job) {
+      ASSIGN_OR_RETURN(
+          StmtRef job,
+          db.Prepare("SELECT namespace, name FROM jobs WHERE id = ?"));
+      job->Bind(1, *query.job);
+      ASSIGN_OR_RETURN(bool found, job->Step());
+      key = found ? JobKey{job->Text(0), job->Text(1)} : JobKey{"", ""};
+    }
     ASSIGN_OR_RETURN(StmtRef stmt, db.Prepare(sql));
     int i = 1;
     stmt->Bind(i++, TimeToNanos(query.from));
@@ -218,7 +230,7 @@ absl::StatusOr<RunPage> SqliteStore::ListRuns(const RunQuery& query,
         page.next = RunCursor{last.fire.scheduled_time, last.id};
         return absl::OkStatus();
       }
-      page.runs.push_back(RunFromRow(*stmt));
+      page.runs.push_back(RunFromRow(*stmt, key ? &*key : nullptr));
     }
   }));
   return page;
