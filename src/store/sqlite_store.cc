@@ -71,7 +71,6 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   ASSIGN_OR_RETURN(store->lock_fd_, LockDataDir((dir / kLockFile).string()));
 
   const std::string path = (dir / kDatabaseFile).string();
-  store->db_path_ = path;
   ASSIGN_OR_RETURN(store->writer_, Db::Open(path, /*create=*/true));
   Db& db = *store->writer_;
   RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode = WAL"));
@@ -102,16 +101,20 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   RETURN_IF_ERROR(db.Exec("COMMIT"));
 
   {
-    // One read connection now, so that a file that cannot be read fails
-    // Open; the others as concurrent reads need them.
-    store->max_readers_ =
+    // All of them now: a file that cannot be read fails Open, and no read
+    // pays for opening one (or for its schema) while others wait behind it.
+    const size_t readers =
         options.max_readers != 0
             ? options.max_readers
             : std::max<size_t>(2, std::thread::hardware_concurrency());
-    ASSIGN_OR_RETURN(std::unique_ptr<Db> reader, OpenReader(path));
+    std::vector<std::unique_ptr<Db>> opened;
+    for (size_t i = 0; i < readers; ++i) {
+      ASSIGN_OR_RETURN(std::unique_ptr<Db> reader, OpenReader(path));
+      opened.push_back(std::move(reader));
+    }
     absl::MutexLock lock(&store->read_mu_);
-    store->free_readers_.push_back(std::move(reader));
-    store->open_readers_ = 1;
+    store->free_readers_ = std::move(opened);
+    store->readers_ = readers;
   }
   SqliteStore* raw = store.get();
   store->thread_ = std::thread([raw] { raw->StoreThread(); });
@@ -235,25 +238,12 @@ absl::Status SqliteStore::Read(MonoTime deadline,
   std::unique_ptr<Db> db;
   {
     absl::MutexLock lock(&read_mu_);
-    const auto free_or_room = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return !free_readers_.empty() || open_readers_ < max_readers_;
+    const auto free = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return !free_readers_.empty();
     };
-    read_mu_.Await(absl::Condition(&free_or_room));
-    if (!free_readers_.empty()) {
-      db = std::move(free_readers_.back());
-      free_readers_.pop_back();
-    } else {
-      ++open_readers_;
-    }
-  }
-  if (db == nullptr) {
-    absl::StatusOr<std::unique_ptr<Db>> opened = OpenReader(db_path_);
-    if (!opened.ok()) {
-      absl::MutexLock lock(&read_mu_);
-      --open_readers_;
-      return opened.status();
-    }
-    db = *std::move(opened);
+    read_mu_.Await(absl::Condition(&free));
+    db = std::move(free_readers_.back());
+    free_readers_.pop_back();
   }
   absl::Status status = db->Exec("BEGIN");
   if (status.ok()) {
@@ -277,7 +267,7 @@ int64_t SqliteStore::CommittedWrites() const {
 
 size_t SqliteStore::ReadConnectionsForTest() const {
   absl::MutexLock lock(&read_mu_);
-  return open_readers_;
+  return readers_;
 }
 
 void SqliteStore::PauseWritesForTest() {

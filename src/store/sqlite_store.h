@@ -71,8 +71,8 @@ class SqliteStore final : public Store {
     Clock* clock = nullptr;               // null: RealClock::Get()
     size_t max_output_bytes = 64 * 1024;  // per attempt, the newest kept
     size_t max_batch_writes = 1024;       // writes per group commit
-    // Read connections, opened as concurrent reads need them (each has its
-    // own page cache, up to ~2 MB). 0: one per core, at least 2.
+    // Read connections, opened by Open (each has its own page cache, up to
+    // ~2 MB). 0: one per core, at least 2.
     size_t max_readers = 0;
   };
 
@@ -96,7 +96,7 @@ class SqliteStore final : public Store {
   int64_t CommittedTransactions() const;
   int64_t CommittedWrites() const;
 
-  // Read connections open now (in use or not): at most Options::max_readers.
+  // Read connections (in use or not): Options::max_readers, or its default.
   size_t ReadConnectionsForTest() const;
   // Test hooks: hold the store thread before it takes the next writes; wait
   // (at most `limit`, real time) until `n` writes are queued.
@@ -192,12 +192,10 @@ class SqliteStore final : public Store {
   std::unique_ptr<Db> writer_;  // used by the store thread only (after Open)
   FenceCache fence_cache_;      // the store thread's
 
-  // Read connections not in use, and how many are open (in use or not).
+  // Read connections not in use, and how many there are.
   mutable absl::Mutex read_mu_;
   std::vector<std::unique_ptr<Db>> free_readers_ ABSL_GUARDED_BY(read_mu_);
-  size_t open_readers_ ABSL_GUARDED_BY(read_mu_) = 0;
-  size_t max_readers_ = 1;
-  std::string db_path_;
+  size_t readers_ ABSL_GUARDED_BY(read_mu_) = 0;
 
   mutable absl::Mutex mu_;
   std::deque<WriteOp*> queue_ ABSL_GUARDED_BY(mu_);
