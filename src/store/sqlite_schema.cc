@@ -174,10 +174,10 @@ absl::Status KeepMaxRunId(Db& db) {
   "SELECT runs.id, runs.job_id, runs.generation, runs.scheduled, "       \
   "runs.manual, runs.state, runs.attempt, runs.token, runs.created_at, " \
   "runs.updated_at, runs.detail"
-#define CHIME_SELECT_RUNS                           \
-  CHIME_RUN_COLUMNS                                 \
-      ", jobs.namespace, jobs.name FROM runs LEFT " \
-      "JOIN jobs ON jobs.id = runs.job_id"
+#define CHIME_SELECT_RUNS                       \
+  CHIME_RUN_COLUMNS                             \
+  ", jobs.namespace, jobs.name FROM runs LEFT " \
+  "JOIN jobs ON jobs.id = runs.job_id"
 
 const char kSelectRunById[] = CHIME_SELECT_RUNS " WHERE runs.id = ?";
 
@@ -194,7 +194,12 @@ std::string ListRunsSql(const RunQuery& query) {
                     " AND (runs.scheduled < ? OR (runs.scheduled = ? AND "
                     "runs.id < ?))");
   }
-  absl::StrAppend(&sql, " ORDER BY runs.scheduled DESC, runs.id DESC LIMIT ?");
+  // One job's runs come in its index's order (scheduled, then generation and
+  // manual): ListRuns puts ties in time in run id order itself, which costs
+  // far less than SQLite's sort of every page.
+  absl::StrAppend(
+      &sql, query.job ? " ORDER BY runs.scheduled DESC"
+                      : " ORDER BY runs.scheduled DESC, runs.id DESC LIMIT ?");
   return sql;
 }
 

@@ -49,7 +49,9 @@ absl::Status KeepMaxRunId(Db& db);
 extern const char kSelectRunById[];
 // ListRuns's for the filters `query` has, newest scheduled time first, then
 // highest id. Binds, in order: from, to, [job], [after: its scheduled time
-// twice, its run], the row limit. The state, when given, is written into the
+// twice, its run], the row limit. With a job: no limit, and runs at the
+// same time in no particular order (the caller reads on until the time
+// changes and orders them). The state, when given, is written into the
 // text (not bound) so that the planner can use the partial index of failed
 // runs. With a job, the rows end after `detail` (no join: the key is the
 // job's, read once).

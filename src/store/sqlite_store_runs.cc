@@ -1,5 +1,7 @@
 // SqliteStore: run transitions, history and retention.
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
@@ -28,6 +30,40 @@ RunRecord RunFromRow(const Stmt& s, const JobKey* key = nullptr) {
 }
 
 int64_t Id(RunId run) { return static_cast<int64_t>(run); }
+
+// One job's page from `stmt` (ListRunsSql with a job: newest time first,
+// ties in time in any order): reads on past `limit` rows until the time
+// changes, so that every run tied with the page's last one is seen, orders
+// ties highest run id first, and keeps `limit` of them.
+absl::Status ReadJobPage(Stmt& stmt, const JobKey& key, size_t limit,
+                         RunPage* page) {
+  std::vector<RunRecord>& runs = page->runs;
+  bool more = false;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    if (runs.size() >= limit &&
+        NanosToTime(stmt.Int(3)) != runs.back().fire.scheduled_time) {
+      more = true;
+      break;
+    }
+    runs.push_back(RunFromRow(stmt, &key));
+  }
+  const auto newer = [](const RunRecord& a, const RunRecord& b) {
+    if (a.fire.scheduled_time != b.fire.scheduled_time)
+      return a.fire.scheduled_time > b.fire.scheduled_time;
+    return a.id > b.id;
+  };
+  if (!std::is_sorted(runs.begin(), runs.end(), newer))
+    std::sort(runs.begin(), runs.end(), newer);
+  if (runs.size() > limit) {
+    more = true;
+    runs.resize(limit);
+  }
+  if (more)
+    page->next = RunCursor{runs.back().fire.scheduled_time, runs.back().id};
+  return absl::OkStatus();
+}
 
 // Applies one transition already checked against the run's state.
 absl::Status ApplyTransition(Db& db, const RunTransition& t, int64_t token,
@@ -220,6 +256,9 @@ absl::StatusOr<RunPage> SqliteStore::ListRuns(const RunQuery& query,
       stmt->Bind(i++, at);
       stmt->Bind(i++, at);
       stmt->Bind(i++, Id(query.after->run));
+    }
+    if (query.job) {
+      return ReadJobPage(*stmt, *key, static_cast<size_t>(query.limit), &page);
     }
     stmt->Bind(i++, int64_t{query.limit} + 1);
     while (true) {

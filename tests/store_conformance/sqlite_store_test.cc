@@ -380,12 +380,14 @@ TEST_F(SqliteStoreTest, RunListingsSearchAnIndex) {
   RunQuery running = all;
   running.state = RunState::kRunning;
   EXPECT_THAT(plan(running), searches("runs_by_time"));
-  // One job's: the claim's index, its runs at one time sorted by id.
+  // One job's: the claim's index.
   RunQuery job = failed;
   job.job = 1;
+  // Without a sort: runs at one time are put in id order by ListRuns.
   EXPECT_THAT(plan(job), AllOf(HasSubstr("SEARCH runs USING INDEX runs_by_fire "
                                          "(job_id=? AND scheduled>?"),
-                               Not(HasSubstr("SCAN runs"))));
+                               Not(HasSubstr("SCAN runs")),
+                               Not(HasSubstr("TEMP B-TREE"))));
 }
 
 }  // namespace
