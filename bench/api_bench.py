@@ -46,7 +46,8 @@ def load(api_load, server, mode, clients, requests, **extra):
     out = subprocess.run(args, capture_output=True, text=True, timeout=600)
     result = json.loads(out.stdout)
     if out.returncode != 0:
-        raise BenchError(f"{mode}: {result['failed']} requests failed "
+        raise BenchError(f"{mode}: {result['failed']} requests failed, "
+                         f"{result.get('warmup_failed', 0)} in the warm-up "
                          f"({result['first_error']})")
     return result
 

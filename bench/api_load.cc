@@ -14,11 +14,11 @@
 // handle) sending its share of the requests one after another. With
 // --warmup N each client first sends N requests more (opening its
 // connection, warming the daemon's caches), and all clients then start the
-// measured requests together; the warm-up's latencies are reported apart
-// (warmup_p99_ms, warmup_max_ms). Prints one JSON line: requests, ok (2xx),
-// failed, seconds, per_s and latency percentiles in ms (p50, p90, p99, max)
-// of the measured requests. Exits 1 if any request failed, warm-up
-// included.
+// measured requests together; the warm-up is reported apart
+// (warmup_per_client, warmup_failed, warmup_p99_ms, warmup_max_ms). Prints
+// one JSON line: requests, ok (2xx), failed, seconds, per_s and latency
+// percentiles in ms (p50, p90, p99, max) of the measured requests. Exits 1
+// if any request failed, warm-up included.
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -47,6 +47,7 @@ struct ClientResult {
   std::vector<double> warmup_ms;
   int64_t ok = 0;
   int64_t failed = 0;
+  int64_t warmup_failed = 0;
   std::string first_error;
 };
 
@@ -75,9 +76,9 @@ void Client(const std::string& server, const std::string& mode,
   out->latencies_ms.reserve(static_cast<size_t>(requests));
   std::string url, body;
   // Request `name` (its job's id in mode create); its latency goes to
-  // `latencies` if it succeeds.
-  const auto send = [&](const std::string& name,
-                        std::vector<double>& latencies) {
+  // `latencies` if it succeeds, else `failed` counts it.
+  const auto send_one = [&](const std::string& name,
+                            std::vector<double>& latencies, int64_t& failed) {
     if (mode == "create") {
       url = server + "/v1/jobs";
       body = "{\"id\":\"" + name +
@@ -106,7 +107,7 @@ void Client(const std::string& server, const std::string& mode,
     if (rc == CURLE_OK && status >= 200 && status < 300) {
       latencies.push_back(ms);
     } else {
-      ++out->failed;
+      ++failed;
       if (out->first_error.empty()) {
         out->first_error = rc != CURLE_OK ? curl_easy_strerror(rc)
                                           : "HTTP " + std::to_string(status);
@@ -116,10 +117,11 @@ void Client(const std::string& server, const std::string& mode,
   std::string prefix = "c";
   prefix.append(std::to_string(client)).append("-");
   for (int64_t i = 0; i < warmup; ++i)
-    send(prefix + "w" + std::to_string(i), out->warmup_ms);
+    send_one(prefix + "w" + std::to_string(i), out->warmup_ms,
+             out->warmup_failed);
   measure->arrive_and_wait();
   for (int64_t i = 0; i < requests; ++i)
-    send(prefix + std::to_string(i), out->latencies_ms);
+    send_one(prefix + std::to_string(i), out->latencies_ms, out->failed);
   out->ok = static_cast<int64_t>(out->latencies_ms.size());
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
@@ -171,19 +173,21 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<double> all, warm;
-  int64_t ok = 0, failed = 0;
+  int64_t ok = 0, failed = 0, warmup_failed = 0;
   std::string error;
   for (ClientResult& r : results) {
     all.insert(all.end(), r.latencies_ms.begin(), r.latencies_ms.end());
     warm.insert(warm.end(), r.warmup_ms.begin(), r.warmup_ms.end());
     ok += r.ok;
     failed += r.failed;
+    warmup_failed += r.warmup_failed;
     if (error.empty()) error = r.first_error;
   }
   std::printf(
       "{\"mode\":\"%s\",\"clients\":%d,\"requests\":%lld,\"ok\":%lld,"
       "\"failed\":%lld,\"seconds\":%.3f,\"per_s\":%.0f,\"p50_ms\":%.3f,"
-      "\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"warmup\":%lld,"
+      "\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,"
+      "\"warmup_per_client\":%lld,\"warmup_failed\":%lld,"
       "\"warmup_p99_ms\":%.3f,\"warmup_max_ms\":%.3f,\"first_error\":\"%s\"}"
       "\n",
       mode.c_str(), clients, static_cast<long long>(requests),
@@ -191,9 +195,10 @@ int main(int argc, char** argv) {
       static_cast<double>(ok) / seconds, Percentile(all, 0.50),
       Percentile(all, 0.90), Percentile(all, 0.99),
       all.empty() ? 0.0 : *std::max_element(all.begin(), all.end()),
-      static_cast<long long>(warmup), Percentile(warm, 0.99),
+      static_cast<long long>(warmup), static_cast<long long>(warmup_failed),
+      Percentile(warm, 0.99),
       warm.empty() ? 0.0 : *std::max_element(warm.begin(), warm.end()),
       error.c_str());
   curl_global_cleanup();
-  return failed == 0 ? 0 : 1;
+  return failed == 0 && warmup_failed == 0 ? 0 : 1;
 }

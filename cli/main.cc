@@ -16,7 +16,6 @@
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   chime::base::SkipLockOrderChecks();
-  chime::base::KeepFreedHeapMemory();
   const chime::cli::Io io{std::cin, std::cout, std::cerr, absl::Now()};
   return chime::cli::RunCli(argc, argv, io,
                             {

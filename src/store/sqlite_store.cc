@@ -52,7 +52,14 @@ absl::StatusOr<int> LockDataDir(const std::string& path) {
 }  // namespace
 
 SqliteStore::SqliteStore(Options options, Clock& clock)
-    : options_(std::move(options)), clock_(clock) {}
+    : options_(std::move(options)),
+      clock_(clock),
+      db_path_(
+          (std::filesystem::path(options_.data_dir) / kDatabaseFile).string()),
+      readers_(options_.max_readers != 0
+                   ? options_.max_readers
+                   : std::max<size_t>(2, std::thread::hardware_concurrency())) {
+}
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     Options options) {
@@ -70,7 +77,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   }
   ASSIGN_OR_RETURN(store->lock_fd_, LockDataDir((dir / kLockFile).string()));
 
-  const std::string path = (dir / kDatabaseFile).string();
+  const std::string& path = store->db_path_;
   ASSIGN_OR_RETURN(store->writer_, Db::Open(path, /*create=*/true));
   Db& db = *store->writer_;
   RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode = WAL"));
@@ -103,18 +110,14 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   {
     // All of them now: a file that cannot be read fails Open, and no read
     // pays for opening one (or for its schema) while others wait behind it.
-    const size_t readers =
-        options.max_readers != 0
-            ? options.max_readers
-            : std::max<size_t>(2, std::thread::hardware_concurrency());
     std::vector<std::unique_ptr<Db>> opened;
-    for (size_t i = 0; i < readers; ++i) {
+    for (size_t i = 0; i < store->readers_; ++i) {
       ASSIGN_OR_RETURN(std::unique_ptr<Db> reader, OpenReader(path));
       opened.push_back(std::move(reader));
     }
     absl::MutexLock lock(&store->read_mu_);
+    store->opened_readers_ = opened.size();
     store->free_readers_ = std::move(opened);
-    store->readers_ = readers;
   }
   SqliteStore* raw = store.get();
   store->thread_ = std::thread([raw] { raw->StoreThread(); });
@@ -132,7 +135,12 @@ SqliteStore::~SqliteStore() {
   }
   writer_.reset();
   {
+    // Reads still running (callers must not, but) finish first.
     absl::MutexLock lock(&read_mu_);
+    const auto all_back = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return free_readers_.size() == opened_readers_;
+    };
+    read_mu_.Await(absl::Condition(&all_back));
     free_readers_.clear();
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
@@ -238,10 +246,10 @@ absl::Status SqliteStore::Read(MonoTime deadline,
   std::unique_ptr<Db> db;
   {
     absl::MutexLock lock(&read_mu_);
-    const auto free = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    const auto has_free_reader = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       return !free_readers_.empty();
     };
-    read_mu_.Await(absl::Condition(&free));
+    read_mu_.Await(absl::Condition(&has_free_reader));
     db = std::move(free_readers_.back());
     free_readers_.pop_back();
   }
@@ -249,6 +257,13 @@ absl::Status SqliteStore::Read(MonoTime deadline,
   if (status.ok()) {
     status = read(*db);
     db->Exec(status.ok() ? "COMMIT" : "ROLLBACK").IgnoreError();
+  }
+  if (db->InTransaction()) db->Exec("ROLLBACK").IgnoreError();
+  if (db->InTransaction()) {
+    // A connection stuck in its transaction would serve an old snapshot:
+    // it is replaced (kept if a new one cannot be opened: its BEGINs fail).
+    absl::StatusOr<std::unique_ptr<Db>> fresh = OpenReader(db_path_);
+    if (fresh.ok()) db = *std::move(fresh);
   }
   absl::MutexLock lock(&read_mu_);
   free_readers_.push_back(std::move(db));
@@ -265,9 +280,9 @@ int64_t SqliteStore::CommittedWrites() const {
   return writes_;
 }
 
-size_t SqliteStore::ReadConnectionsForTest() const {
+size_t SqliteStore::IdleReadConnectionsForTest() const {
   absl::MutexLock lock(&read_mu_);
-  return readers_;
+  return free_readers_.size();
 }
 
 void SqliteStore::PauseWritesForTest() {

@@ -96,8 +96,9 @@ class SqliteStore final : public Store {
   int64_t CommittedTransactions() const;
   int64_t CommittedWrites() const;
 
-  // Read connections (in use or not): Options::max_readers, or its default.
-  size_t ReadConnectionsForTest() const;
+  // Read connections not in use by a read now (all of them are
+  // Options::max_readers, or its default).
+  size_t IdleReadConnectionsForTest() const;
   // Test hooks: hold the store thread before it takes the next writes; wait
   // (at most `limit`, real time) until `n` writes are queued.
   void PauseWritesForTest();
@@ -192,10 +193,13 @@ class SqliteStore final : public Store {
   std::unique_ptr<Db> writer_;  // used by the store thread only (after Open)
   FenceCache fence_cache_;      // the store thread's
 
-  // Read connections not in use, and how many there are.
+  const std::string db_path_;
+  // The read connections: how many Open opens, how many it did, and those
+  // not in use by a read.
+  const size_t readers_;
   mutable absl::Mutex read_mu_;
+  size_t opened_readers_ ABSL_GUARDED_BY(read_mu_) = 0;
   std::vector<std::unique_ptr<Db>> free_readers_ ABSL_GUARDED_BY(read_mu_);
-  size_t readers_ ABSL_GUARDED_BY(read_mu_) = 0;
 
   mutable absl::Mutex mu_;
   std::deque<WriteOp*> queue_ ABSL_GUARDED_BY(mu_);

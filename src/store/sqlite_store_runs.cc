@@ -1,5 +1,6 @@
 // SqliteStore: run transitions, history and retention.
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -269,7 +270,7 @@ absl::StatusOr<RunPage> SqliteStore::ListRuns(const RunQuery& query,
         page.next = RunCursor{last.fire.scheduled_time, last.id};
         return absl::OkStatus();
       }
-      page.runs.push_back(RunFromRow(*stmt, key ? &*key : nullptr));
+      page.runs.push_back(RunFromRow(*stmt));
     }
   }));
   return page;

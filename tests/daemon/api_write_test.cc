@@ -2,7 +2,9 @@
 // (src/api/write_routes.cc, daemon/job_registry.h) on the real daemon: the
 // success and error cases of each route, jobs of job files refused, API jobs
 // kept across restarts, Idempotency-Key on POST.
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -214,6 +216,64 @@ TEST_F(ApiWriteTest, JobsOfJobFilesAreNotChangedThroughTheApi) {
   EXPECT_EQ(Do("POST", "/v1/jobs/ops/nightly/trigger").status, 201);
   EXPECT_EQ(Job("/v1/jobs/ops/nightly")["status"]["revision"],
             job["status"]["revision"]);
+}
+
+// Clients changing jobs at once are written in batches (one commit each,
+// daemon/job_registry.h): every change is answered as if alone -- each new
+// job created once, two changes of one job one after the other -- and
+// everything answered is there after a restart.
+TEST_F(ApiWriteTest, ChangesFromManyClientsAtOnceAreEachAnsweredAndKept) {
+  constexpr int kClients = 16;
+  constexpr int kJobsPerClient = 8;
+  std::vector<std::vector<long>> created(kClients), shared(kClients);
+  std::vector<std::vector<int64_t>> revisions(kClients);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      for (int j = 0; j < kJobsPerClient; ++j) {
+        absl::StatusOr<HttpResult> r = HttpDo(
+            daemon_->port(), "POST", "/v1/jobs", {kJson},
+            absl::StrCat(R"({"id": "c)", c, "-", j,
+                         R"(", "namespace": "many", "schedule": "0 0 1 1 *",)",
+                         R"( "http": {"url": "http://127.0.0.1:1/x"}})"));
+        created[c].push_back(r.ok() ? r->status : 0);
+        // Every client also replaces one job every client changes, each
+        // time with another definition.
+        r = HttpDo(
+            daemon_->port(), "PUT", "/v1/jobs/many/shared", {kJson},
+            absl::StrCat(R"({"schedule": "0 0 1 1 *", "labels": )",
+                         R"({"by": "c)", c, "-", j, R"("},)",
+                         R"( "http": {"url": "http://127.0.0.1:1/x"}})"));
+        shared[c].push_back(r.ok() ? r->status : 0);
+        if (r.ok() && (r->status == 200 || r->status == 201)) {
+          revisions[c].push_back(
+              nlohmann::json::parse(r->body)["status"]["revision"]);
+        }
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  int shared_created = 0;
+  std::vector<int64_t> all_revisions;
+  for (int c = 0; c < kClients; ++c) {
+    EXPECT_THAT(created[c], ::testing::Each(201)) << "client " << c;
+    for (long status : shared[c]) {
+      EXPECT_TRUE(status == 200 || status == 201) << status;
+      shared_created += status == 201;
+    }
+    all_revisions.insert(all_revisions.end(), revisions[c].begin(),
+                         revisions[c].end());
+  }
+  EXPECT_EQ(shared_created, 1);
+  // Each change was its own write (an unchanged definition would keep its
+  // revision).
+  std::sort(all_revisions.begin(), all_revisions.end());
+  EXPECT_EQ(std::adjacent_find(all_revisions.begin(), all_revisions.end()),
+            all_revisions.end());
+  EXPECT_EQ(all_revisions.size(), size_t{kClients * kJobsPerClient});
+  ASSERT_NO_FATAL_FAILURE(Restart());
+  const nlohmann::json listed = Job("/v1/jobs?namespace=many&limit=1000");
+  EXPECT_EQ(listed["jobs"].size(), size_t{kClients * kJobsPerClient + 1});
 }
 
 TEST_F(ApiWriteTest, PauseResumeAndDelete) {

@@ -309,7 +309,7 @@ TEST_F(SqliteStoreTest, ConcurrentReadsShareABoundedSetOfConnections) {
       SqliteStore::Open(options);
   ASSERT_THAT(opened, IsOk());
   SqliteStore& store = **opened;
-  EXPECT_EQ(store.ReadConnectionsForTest(), 2u);
+  EXPECT_EQ(store.IdleReadConnectionsForTest(), 2u);
   for (int i = 0; i < 20; ++i) MustPut(store, absl::StrCat("before", i));
   std::atomic<int64_t> acknowledged{20};
   std::atomic<int> failures{0};
@@ -339,7 +339,7 @@ TEST_F(SqliteStoreTest, ConcurrentReadsShareABoundedSetOfConnections) {
   writer.join();
   for (std::thread& t : readers) t.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(store.ReadConnectionsForTest(), 2u);
+  EXPECT_EQ(store.IdleReadConnectionsForTest(), 2u);  // every one returned
   absl::StatusOr<StoreInfo> info = store.GetInfo(kForever);
   ASSERT_THAT(info, IsOk());
   EXPECT_EQ(info->jobs, 60);
