@@ -3,10 +3,12 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -32,8 +34,12 @@ namespace {
 // reloaded (an editor's save is several events).
 constexpr absl::Duration kReloadQuiet = absl::Milliseconds(200);
 
-// The HTTP listener's pool.
-constexpr int kHttpThreads = 32;
+// The HTTP listener's pool for handlers that may block: those that change
+// something wait for the store (a durable write, a scheduler round trip), so
+// enough threads that concurrent clients' changes meet in one batch instead
+// of queueing for a thread. Quick handlers run on the I/O threads, one per
+// core: more would only take turns on the cores.
+constexpr int kHttpBlockingThreads = 32;
 
 // After a reload that changed more jobs than this, free memory goes back to
 // the system.
@@ -287,17 +293,21 @@ absl::Status Daemon::StartAll() {
   RETURN_IF_ERROR(config::SplitHostPort(config_.listen, &host, &port));
   http.address = host;
   http.port = static_cast<uint16_t>(standby_port != 0 ? standby_port : port);
-  // Handlers that change something wait for the store (a durable write, a
-  // scheduler round trip): enough threads that concurrent clients' changes
-  // meet in one batch (JobRegistry) instead of queueing for a thread.
-  http.threads = kHttpThreads;
+  http.threads =
+      static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  http.blocking_threads = kHttpBlockingThreads;
   http.tls_cert_file = config_.tls_cert;
   http.tls_key_file = config_.tls_key;
-  http.router.Handle("GET", "/healthz", [](const http::Request&) {
-    return http::Response{.status = 200, .body = "ok\n"};
-  });
+  // Health probes are answered on the I/O threads: never behind handlers
+  // that wait.
+  http.router.Handle("GET", "/healthz",
+                     [](const http::Request&) {
+                       return http::Response{.status = 200, .body = "ok\n"};
+                     },
+                     {.run_inline = http::AlwaysInline});
   http.router.Handle("GET", "/readyz",
-                     [this](const http::Request&) { return Ready(); });
+                     [this](const http::Request&) { return Ready(); },
+                     {.run_inline = http::AlwaysInline});
   http.router.Handle("GET", "/metrics", [this](const http::Request&) {
     return http::Response{.status = 200,
                           .content_type = std::string(metrics::kContentType),

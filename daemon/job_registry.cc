@@ -141,39 +141,59 @@ absl::StatusOr<std::optional<JobRecord>> JobRegistry::ReadApiJob(
   return std::optional<JobRecord>(*std::move(record));
 }
 
-absl::StatusOr<JobRegistry::PutResult> JobRegistry::Put(
-    JobSpec spec, int64_t expected_revision) {
+JobRegistry::~JobRegistry() {
+  std::thread writer;
+  {
+    absl::MutexLock lock(&queue_mu_);
+    stopping_ = true;
+    writer = std::move(writer_);
+  }
+  if (writer.joinable()) writer.join();
+}
+
+void JobRegistry::PutAsync(JobSpec spec, int64_t expected_revision,
+                           PutDone done) {
   spec.source_file.clear();
-  if (absl::Status s = exec::CheckJobPolicy(policy_, spec); !s.ok()) return s;
-  PendingPut mine{std::move(spec), expected_revision, std::nullopt};
-  queue_mu_.Lock();
-  queue_.push_back(&mine);
-  // One thread writes a batch at a time; the others wait for it, and the
-  // first whose put is still waiting then writes the next.
-  while (!mine.result.has_value() && writing_) queue_cv_.Wait(&queue_mu_);
-  if (!mine.result.has_value()) {
-    writing_ = true;
-    std::vector<PendingPut*> waiting;
-    waiting.swap(queue_);
-    queue_mu_.Unlock();
+  if (absl::Status s = exec::CheckJobPolicy(policy_, spec); !s.ok())
+    return done(s);
+  absl::MutexLock lock(&queue_mu_);
+  if (stopping_) return done(absl::UnavailableError("the daemon is stopping"));
+  queue_.push_back(
+      {std::move(spec), expected_revision, std::move(done), std::nullopt});
+  if (!writer_.joinable()) writer_ = std::thread([this] { WriteLoop(); });
+}
+
+void JobRegistry::WriteLoop() {
+  std::vector<PendingPut> waiting;
+  for (;;) {
+    {
+      absl::MutexLock lock(&queue_mu_);
+      queue_mu_.Await(absl::Condition(
+          +[](JobRegistry* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->queue_mu_) {
+            return r->stopping_ || !r->queue_.empty();
+          },
+          this));
+      if (queue_.empty()) return;  // stopping
+      waiting.swap(queue_);
+    }
     {
       absl::MutexLock lock(&mu_);
       // Two puts of one job in a batch are written one after the other.
-      while (!waiting.empty()) {
+      std::vector<PendingPut*> left;
+      for (PendingPut& p : waiting) left.push_back(&p);
+      while (!left.empty()) {
         std::vector<PendingPut*> batch, later;
         absl::flat_hash_set<JobKey> keys;
-        for (PendingPut* p : waiting)
+        for (PendingPut* p : left)
           (keys.insert(p->spec.key).second ? batch : later).push_back(p);
         PutBatch(batch);
-        waiting.swap(later);
+        left.swap(later);
       }
     }
-    queue_mu_.Lock();
-    writing_ = false;
-    queue_cv_.SignalAll();
+    // Outside the lock: the callers' callbacks answer their clients.
+    for (PendingPut& p : waiting) p.done(*std::move(p.result));
+    waiting.clear();
   }
-  queue_mu_.Unlock();
-  return *std::move(mine.result);
 }
 
 void JobRegistry::PutBatch(const std::vector<PendingPut*>& batch) {

@@ -25,10 +25,12 @@
 // Each put checks the job's revision as it read it (Aborted if another node
 // changed it meanwhile).
 //
-// Changes are durable before they are answered. Puts that arrive while
-// another is being written are written together: one store transaction and
-// one wait for the scheduler's own writes per batch (group commit), so many
-// clients creating jobs at once do not queue behind one fsync each.
+// Changes are durable before they are answered. Puts are written by the
+// registry's own thread (started at the first put), and the puts that arrive
+// while a batch is being written are written together: one store transaction
+// per batch (group commit), so many clients creating jobs at once do not
+// queue behind one fsync each, and no caller's thread waits for the commit
+// (PutAsync).
 //
 // Thread-safety: every method may be called from any thread; they are
 // serialized (a batch of puts counts as one).
@@ -38,6 +40,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -68,6 +71,8 @@ class JobRegistry final : public api::JobDefinitions {
   // A standby's: changes are written to the store only, and accepted at
   // once (no Start).
   JobRegistry(Store& store, exec::JobPolicy policy, Logger& log);
+  // Writes the puts already queued, then joins the registry's thread.
+  ~JobRegistry() override;
 
   // Once, before the scheduler starts: puts the API's jobs from the store in
   // force, applies `files` (a load of the jobs directory), then deletes the
@@ -79,10 +84,10 @@ class JobRegistry final : public api::JobDefinitions {
   // A reload of the jobs directory (JobSync::Apply).
   JobSync::Report ApplyFiles(std::vector<config::FileResult> files);
 
-  // api::JobDefinitions. Each returns once the change is durable in the store
-  // and in force in the scheduler.
-  absl::StatusOr<PutResult> Put(JobSpec spec,
-                                int64_t expected_revision) override;
+  // api::JobDefinitions. Each is done (returns, or calls `done`) once the
+  // change is durable in the store and in force in the scheduler. PutAsync's
+  // `done` runs on the registry's thread.
+  void PutAsync(JobSpec spec, int64_t expected_revision, PutDone done) override;
   absl::Status Delete(const JobKey& key, int64_t expected_revision) override;
   absl::StatusOr<JobRecord> SetPaused(const JobKey& key, bool paused) override;
 
@@ -97,12 +102,16 @@ class JobRegistry final : public api::JobDefinitions {
   absl::StatusOr<int> FollowStore();
 
  private:
-  // A Put waiting for its batch.
+  // A put waiting for its batch.
   struct PendingPut {
     JobSpec spec;
     int64_t expected_revision;
+    PutDone done;
     std::optional<absl::StatusOr<PutResult>> result;
   };
+  // The registry's thread: writes the queued puts, a batch at a time, until
+  // the destructor and nothing is queued.
+  void WriteLoop();
   // Writes `batch` (distinct keys), setting each item's result.
   void PutBatch(const std::vector<PendingPut*>& batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -132,11 +141,11 @@ class JobRegistry final : public api::JobDefinitions {
   int64_t followed_revision_ ABSL_GUARDED_BY(mu_) = 0;
   absl::btree_set<int64_t> own_revisions_ ABSL_GUARDED_BY(mu_);
 
-  // Puts waiting for the next batch, and whether a thread is writing one.
+  // Puts waiting for the next batch, and the thread that writes them.
   absl::Mutex queue_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  absl::CondVar queue_cv_;
-  std::vector<PendingPut*> queue_ ABSL_GUARDED_BY(queue_mu_);
-  bool writing_ ABSL_GUARDED_BY(queue_mu_) = false;
+  std::vector<PendingPut> queue_ ABSL_GUARDED_BY(queue_mu_);
+  bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
+  std::thread writer_ ABSL_GUARDED_BY(queue_mu_);
 };
 
 }  // namespace chime::daemon

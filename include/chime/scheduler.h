@@ -336,6 +336,13 @@ class Scheduler {
   // FailedPrecondition when the job's overlap policy refuses another run while
   // one is going; NotFound for an unknown job.
   virtual absl::StatusOr<uint64_t> TriggerJob(const JobKey& key) = 0;
+  // TriggerJob, answering through `done` instead of waiting: `done` gets what
+  // TriggerJob would return, once, when TriggerJob would return -- on a
+  // thread of the scheduler's, or on this one when the call is answered at
+  // once (before Start, after Shutdown). It must be quick and must not call
+  // the Scheduler.
+  using TriggerDone = std::function<void(absl::StatusOr<uint64_t>)>;
+  virtual void TriggerJobAsync(const JobKey& key, TriggerDone done) = 0;
   // Cancels run `run` on request, recorded cancelled with `detail`: a run
   // that has not started at once; a running attempt gracefully (its
   // `cancelled` flag), then by force (`killed`) after its job's timeout

@@ -5,10 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "src/api/http_util.h"
 #include "src/api/routes.h"
+#include "src/http/deferred_response.h"
 
 namespace chime::api {
 namespace {
@@ -26,17 +28,19 @@ std::optional<http::Response> ElsewhereAnswer(const ApiDeps& deps,
   return deps.forward_to_shard(request, *shard);
 }
 
-http::Response Trigger(const ApiDeps& deps, const http::Request& request,
-                       const JobKey& key, const std::string& who) {
-  absl::StatusOr<uint64_t> run = deps.scheduler->TriggerJob(key);
+// The answer to a trigger; `elsewhere` (null: none) asks the node that
+// holds the job's shard.
+http::Response Triggered(const ApiDeps::OnChange& on_change,
+                         const std::optional<http::Response>& elsewhere,
+                         const JobKey& key, const std::string& who,
+                         const absl::StatusOr<uint64_t>& run) {
   if (absl::IsNotFound(run.status())) {
     return Problem(404, absl::StrCat("no job ", key.ToString()));
   }
-  if (auto answer = ElsewhereAnswer(deps, request, run.status()))
-    return *std::move(answer);
+  if (elsewhere.has_value()) return *elsewhere;
   if (!run.ok()) return ProblemFromStatus(run.status());
-  if (deps.on_change) {
-    deps.on_change("job triggered", key, who, absl::StrCat("run ", *run));
+  if (on_change) {
+    on_change("job triggered", key, who, absl::StrCat("run ", *run));
   }
   Json body;
   body["run_id"] = *run;
@@ -45,6 +49,28 @@ http::Response Trigger(const ApiDeps& deps, const http::Request& request,
   http::Response response = JsonResponse(body, 201);
   response.headers.emplace_back("Location", body["run"].get<std::string>());
   return response;
+}
+
+// Answered once the claim is durable, from the scheduler's thread -- except
+// on a node of a sharded cluster, which may have to ask another node first
+// (and then waits, on the server's pool).
+http::Response Trigger(const ApiDeps& deps, const http::Request& request,
+                       const JobKey& key, const std::string& who) {
+  if (deps.forward_to_shard) {
+    absl::StatusOr<uint64_t> run = deps.scheduler->TriggerJob(key);
+    return Triggered(deps.on_change,
+                     ElsewhereAnswer(deps, request, run.status()), key, who,
+                     run);
+  }
+  std::shared_ptr<http::DeferredResponse> later =
+      http::DeferredResponse::Create();
+  // Copies: the answer may come after the router is gone.
+  deps.scheduler->TriggerJobAsync(
+      key, [later, key, who,
+            on_change = deps.on_change](absl::StatusOr<uint64_t> run) {
+        later->Complete(Triggered(on_change, std::nullopt, key, who, run));
+      });
+  return later->Response();
 }
 
 // Pause and resume: the job's definition stays; its fires are recorded
@@ -178,12 +204,23 @@ http::Response Act(const ApiDeps& deps, const http::Request& request,
 
 void internal::AddActionRoutes(http::Router& router, const ApiDeps& deps,
                                std::shared_ptr<IdempotencyGate> gate) {
+  // A trigger answers once its claim is durable (deferred), so it runs
+  // inline -- unless it has an Idempotency-Key (the answer is kept first) or
+  // may be forwarded to another node; the other actions wait for the
+  // scheduler or the store, on the server's pool.
+  const bool may_forward =
+      deps.scheduler == nullptr || static_cast<bool>(deps.forward_to_shard);
   router.HandlePrefix(
       "POST", "/v1/jobs/",
-      deps.auth->Guard(Role::kWrite, [deps, gate](const http::Request& r,
-                                                  const std::string& who) {
-        return gate->Run(r, who, [&] { return Act(deps, r, who); });
-      }));
+      deps.auth->Guard(
+          Role::kWrite,
+          [deps, gate](const http::Request& r, const std::string& who) {
+            return gate->Run(r, who, [&] { return Act(deps, r, who); });
+          }),
+      {.run_inline = [may_forward](const http::Request& r) {
+        return !may_forward && absl::EndsWith(r.path, "/trigger") &&
+               r.Header("Idempotency-Key").empty();
+      }});
 }
 
 }  // namespace chime::api

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "src/api/http_util.h"
+#include "src/http/deferred_response.h"
 
 namespace chime::api {
 namespace {
@@ -119,6 +120,8 @@ http::Response IdempotencyGate::Run(
     return Decode(seen->stored.response);
   }
   http::Response response = handler();
+  // The answer is kept before it is sent: wait for one that comes later.
+  if (response.deferred != nullptr) response = response.deferred->Wait();
   if (response.status >= 500) return response;
   const absl::Time done = std::max(absl::Now(), probe_expiry);
   // A failure to keep the answer costs the protection of a re-send, not

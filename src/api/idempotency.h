@@ -45,7 +45,7 @@ class IdempotencyGate {
 
   // handler() -- or, for a key seen before, its first answer (with the header
   // `Idempotent-Replayed: true`). Without an Idempotency-Key header, just
-  // handler().
+  // handler(). With one, an answer the handler defers is waited for here.
   http::Response Run(const http::Request& request, const std::string& who,
                      absl::FunctionRef<http::Response()> handler);
 

@@ -96,13 +96,19 @@ class JobDefinitions {
     JobRecord record;      // in force after the put
     bool created = false;  // the job did not exist (or was deleted)
   };
+  using PutDone = std::function<void(absl::StatusOr<PutResult>)>;
   virtual ~JobDefinitions() = default;
   // Creates or replaces the job (its source_file is cleared: the job is the
-  // API's), durably, and puts it in force. expected_revision as for
-  // Store::PutJobs (Aborted on a mismatch). FailedPrecondition, naming the
-  // file, for a job a job file defines.
-  virtual absl::StatusOr<PutResult> Put(JobSpec spec,
-                                        int64_t expected_revision) = 0;
+  // API's), durably, and puts it in force; then calls `done` with the
+  // outcome, once, on a thread of the implementation's (or on this one, for
+  // a put refused before it is queued). `done` must be quick and must not
+  // call back into this object. expected_revision as for Store::PutJobs
+  // (Aborted on a mismatch). FailedPrecondition, naming the file, for a job a
+  // job file defines.
+  virtual void PutAsync(JobSpec spec, int64_t expected_revision,
+                        PutDone done) = 0;
+  // PutAsync, waiting for the outcome.
+  absl::StatusOr<PutResult> Put(JobSpec spec, int64_t expected_revision);
   // Deletes the job. NotFound if there is none; Aborted, FailedPrecondition
   // as for Put.
   virtual absl::Status Delete(const JobKey& key, int64_t expected_revision) = 0;
@@ -146,9 +152,10 @@ struct ApiDeps {
   JobDefinitions* jobs = nullptr;
   // Told of every change made through the API: what ("job triggered"), the
   // job, who (the token's name; "" without tokens) and a detail ("run 17").
-  std::function<void(absl::string_view what, const JobKey& job,
-                     const std::string& who, const std::string& detail)>
-      on_change;
+  using OnChange =
+      std::function<void(absl::string_view what, const JobKey& job,
+                         const std::string& who, const std::string& detail)>;
+  OnChange on_change;
   // For GET /v1/status (left at its defaults: no version, no start time).
   DaemonInfo daemon;
   // Optional; outlive the router. The event stream (without it GET

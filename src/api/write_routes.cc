@@ -12,11 +12,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/notification.h"
 #include "src/api/http_util.h"
 #include "src/api/idempotency.h"
 #include "src/api/job_body.h"
 #include "src/api/routes.h"
 #include "src/config/job_writer.h"
+#include "src/http/deferred_response.h"
 
 namespace chime::api {
 namespace {
@@ -95,17 +97,14 @@ std::optional<http::Response> CheckMayRun(const ApiDeps& deps,
                                    who.status().message()));
 }
 
-http::Response Store(const ApiDeps& deps, const http::Request& request,
-                     const std::string& who, JobSpec spec, int64_t expected) {
-  if (std::optional<http::Response> denied = CheckMayRun(deps, request, spec))
-    return *std::move(denied);
-  const JobKey key = spec.key;
-  absl::StatusOr<JobDefinitions::PutResult> put =
-      deps.jobs->Put(std::move(spec), expected);
+// The answer to a put, once it is durable (or refused).
+http::Response Stored(const ApiDeps::OnChange& on_change, const JobKey& key,
+                      const std::string& who, int64_t expected,
+                      absl::StatusOr<JobDefinitions::PutResult> put) {
   if (!put.ok()) return ChangeProblem(put.status(), key, expected);
-  if (deps.on_change) {
-    deps.on_change(put->created ? "job created" : "job replaced", key, who,
-                   absl::StrCat("revision ", put->record.revision));
+  if (on_change) {
+    on_change(put->created ? "job created" : "job replaced", key, who,
+              absl::StrCat("revision ", put->record.revision));
   }
   http::Response response = JsonResponse(
       internal::JobJson(put->record, std::nullopt), put->created ? 201 : 200);
@@ -113,6 +112,25 @@ http::Response Store(const ApiDeps& deps, const http::Request& request,
                                 absl::StrCat("\"", put->record.revision, "\""));
   if (put->created) response.headers.emplace_back("Location", JobPath(key));
   return response;
+}
+
+// Answered once the put is durable, from the registry's thread: no server
+// thread waits for the commit.
+http::Response Store(const ApiDeps& deps, const http::Request& request,
+                     const std::string& who, JobSpec spec, int64_t expected) {
+  if (std::optional<http::Response> denied = CheckMayRun(deps, request, spec))
+    return *std::move(denied);
+  std::shared_ptr<http::DeferredResponse> later =
+      http::DeferredResponse::Create();
+  // Copies: the answer may come after the router is gone.
+  JobKey key = spec.key;
+  deps.jobs->PutAsync(
+      std::move(spec), expected,
+      [later, key = std::move(key), who, expected, on_change = deps.on_change](
+          absl::StatusOr<JobDefinitions::PutResult> put) {
+        later->Complete(Stored(on_change, key, who, expected, std::move(put)));
+      });
+  return later->Response();
 }
 
 http::Response Create(const ApiDeps& deps, const http::Request& request,
@@ -200,24 +218,48 @@ http::Response NotConfigured() {
 
 }  // namespace
 
+absl::StatusOr<JobDefinitions::PutResult> JobDefinitions::Put(
+    JobSpec spec, int64_t expected_revision) {
+  std::optional<absl::StatusOr<PutResult>> outcome;
+  absl::Notification done;
+  PutAsync(std::move(spec), expected_revision,
+           [&](absl::StatusOr<PutResult> put) {
+             outcome.emplace(std::move(put));
+             done.Notify();
+           });
+  done.WaitForNotification();
+  return *std::move(outcome);
+}
+
 void internal::AddWriteRoutes(http::Router& router, const ApiDeps& deps,
                               std::shared_ptr<IdempotencyGate> gate) {
   const Authorizer& auth = *deps.auth;
-  router.Handle("POST", "/v1/jobs",
-                auth.Guard(Role::kWrite, [deps, gate](const http::Request& r,
-                                                      const std::string& who) {
-                  if (deps.jobs == nullptr) return NotConfigured();
-                  return gate->Run(r, who,
-                                   [&] { return Create(deps, r, who); });
-                }));
+  // A create or replace answers once its put is durable (deferred), so it
+  // runs inline; one with an Idempotency-Key waits to keep its answer, and
+  // PATCH and DELETE wait for the store too: those run on the server's pool.
+  router.Handle(
+      "POST", "/v1/jobs",
+      auth.Guard(Role::kWrite,
+                 [deps, gate](const http::Request& r, const std::string& who) {
+                   if (deps.jobs == nullptr) return NotConfigured();
+                   return gate->Run(r, who,
+                                    [&] { return Create(deps, r, who); });
+                 }),
+      {.run_inline = [](const http::Request& r) {
+        return r.Header("Idempotency-Key").empty();
+      }});
   for (const char* method : {"PUT", "PATCH", "DELETE"}) {
+    http::RouteOptions options;
+    if (absl::string_view(method) == "PUT")
+      options.run_inline = http::AlwaysInline;
     router.HandlePrefix(
         method, "/v1/jobs/",
         auth.Guard(Role::kWrite,
                    [deps](const http::Request& r, const std::string& who) {
                      if (deps.jobs == nullptr) return NotConfigured();
                      return Change(deps, r, who);
-                   }));
+                   }),
+        std::move(options));
   }
 }
 

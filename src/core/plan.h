@@ -149,6 +149,12 @@ struct StartAttemptAction {
   // The job's slot (Plan::JobSlot), for the driver to find what it keeps
   // per job without a lookup by key.
   uint32_t job_slot = 0;
+  // A lost run taken over, started again: the driver starts the attempt
+  // only once what was written before it (its `running` transition) is
+  // durable, so that an attempt that takes the scheduler down at once is
+  // counted lost again (PlanOptions::max_losses) instead of restarting
+  // forever.
+  bool durable_first = false;
 };
 
 // Take back a staged attempt (see StartAttemptAction). If it has not been

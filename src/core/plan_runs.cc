@@ -336,9 +336,9 @@ void Plan::StartReady(Now now, Output* out) {
       continue;
     }
     Transition(run, RunState::kRunning, run.attempt, "", out);
-    out->actions.push_back(StartAttemptAction{run.id, run.fire, run.attempt,
-                                              options_.token, now.mono,
-                                              /*staged=*/false, run.job_slot});
+    out->actions.push_back(StartAttemptAction{
+        run.id, run.fire, run.attempt, options_.token, now.mono,
+        /*staged=*/false, run.job_slot, /*durable_first=*/run.resumed});
     BeginAttempt(run, now);
   }
 }

@@ -234,14 +234,38 @@ absl::Status SchedulerImpl::ResumeJob(const JobKey& key) {
   });
 }
 
+absl::StatusOr<uint64_t> SchedulerImpl::Trigger(const JobKey& key) {
+  if (parked_.contains(key)) return NotHere(key);
+  core::Output& out = Scratch();
+  absl::StatusOr<core::RunId> run = plan_.TriggerJob(key, Now(), &out);
+  Absorb(out, false);
+  return run;
+}
+
 absl::StatusOr<uint64_t> SchedulerImpl::TriggerJob(const JobKey& key) {
-  return Call<absl::StatusOr<uint64_t>>([&]() -> absl::StatusOr<uint64_t> {
-    if (parked_.contains(key)) return NotHere(key);
-    core::Output& out = Scratch();
-    absl::StatusOr<core::RunId> run = plan_.TriggerJob(key, Now(), &out);
-    Absorb(out, false);
-    return run;
-  });
+  return Call<absl::StatusOr<uint64_t>>([&] { return Trigger(key); });
+}
+
+void SchedulerImpl::TriggerJobAsync(const JobKey& key, TriggerDone done) {
+  bool queue = false;
+  {
+    absl::MutexLock lock(&mu_);
+    queue = state_ == State::kRunning &&
+            std::this_thread::get_id() != loop_thread_id_;
+    if (queue) {
+      // As Call, answering from the writer's barrier instead of waiting.
+      queue_.push_back([this, key, done = std::move(done)]() mutable {
+        absl::StatusOr<uint64_t> run = Trigger(key);
+        CarryOut();
+        if (writer_ == nullptr) return done(std::move(run));
+        writer_->Barrier(
+            [run = std::move(run), done = std::move(done)] { done(run); });
+      });
+    }
+  }
+  // Answered at once: before Start, after Shutdown, from the loop.
+  if (!queue) return done(TriggerJob(key));
+  wakeup_.Notify();
 }
 
 absl::StatusOr<absl::Time> SchedulerImpl::NextFireTime(const JobKey& key) {

@@ -97,38 +97,6 @@ TEST_F(SchedulerTest, PausedJobDoesNotRunAndResumeRecordsTheMissedFires) {
               StatusIs(absl::StatusCode::kNotFound));
 }
 
-TEST_F(SchedulerTest, TriggerRunsTheJobNowAsAManualFire) {
-  Create();
-  Gate gate;
-  ASSERT_THAT(scheduler_->AddJob(Cron("yearly", "0 0 1 1 *"),
-                                 [&](const AttemptContext& ctx) {
-                                   recorder_.Record(ctx);
-                                   gate.Pass();
-                                   return absl::OkStatus();
-                                 }),
-              IsOk());
-  ASSERT_THAT(scheduler_->Start(), IsOk());
-  AdvanceTo(absl::Seconds(10) + absl::Milliseconds(500));
-  absl::StatusOr<uint64_t> run = scheduler_->TriggerJob(Key("yearly"));
-  ASSERT_THAT(run, IsOk());
-  ASSERT_TRUE(gate.WaitEntered());
-  // Overlap skip (the default) refuses a second run while the first is going.
-  EXPECT_THAT(scheduler_->TriggerJob(Key("yearly")),
-              StatusIs(absl::StatusCode::kFailedPrecondition));
-  gate.Open();
-  const std::string fire_id = "yearly:1:2026-01-01T00:00:10.5Z:manual";
-  recorder_.WaitForEvent(fire_id, "succeeded");
-  ASSERT_EQ(recorder_.seen().size(), 1u);
-  const Seen seen = recorder_.seen()[0];
-  EXPECT_EQ(seen.fire_id, fire_id);
-  EXPECT_EQ(seen.run_id, *run);
-  EXPECT_TRUE(seen.manual);
-  EXPECT_EQ(seen.scheduled_time,
-            Wall(absl::Seconds(10) + absl::Milliseconds(500)));
-  EXPECT_THAT(scheduler_->TriggerJob(Key("nope")),
-              StatusIs(absl::StatusCode::kNotFound));
-}
-
 // An operator's cancel: a running attempt is asked to stop and the run ends
 // cancelled with the request's reason, without a retry; a run waiting for
 // its time ends at once; a finished run cannot be cancelled.

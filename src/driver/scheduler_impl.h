@@ -69,6 +69,7 @@ class SchedulerImpl final : public Scheduler {
   absl::Status PauseJob(const JobKey& key) override;
   absl::Status ResumeJob(const JobKey& key) override;
   absl::StatusOr<uint64_t> TriggerJob(const JobKey& key) override;
+  void TriggerJobAsync(const JobKey& key, TriggerDone done) override;
   absl::StatusOr<absl::Time> NextFireTime(const JobKey& key) override;
   absl::StatusOr<JobSpec> GetJob(const JobKey& key) override;
   absl::Status CancelRun(uint64_t run, const std::string& detail) override;
@@ -121,6 +122,8 @@ class SchedulerImpl final : public Scheduler {
   // (kDurable), or once its actions are carried out (kApplied: writes still
   // queued behind the writer's backlog).
   enum class Wait { kDurable, kApplied };
+  // TriggerJob's work, on the scheduler thread.
+  absl::StatusOr<uint64_t> Trigger(const JobKey& key);
   template <typename R>
   R Call(absl::FunctionRef<R()> f, Wait wait = Wait::kDurable);
   // AddJob and AddStoredJob.

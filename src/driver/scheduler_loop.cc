@@ -300,6 +300,13 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
     staged_[start.not_before].push_back(std::move(p));
     return;
   }
+  if (start.durable_first && writer_ != nullptr) {
+    // Once its `running` transition, enqueued before, is in the store.
+    auto alone = std::make_shared<PreparedBatch>();
+    alone->push_back(std::move(p));
+    writer_->Barrier([this, alone]() mutable { Dispatch(std::move(alone)); });
+    return;
+  }
   if (start_now_ == nullptr) start_now_ = std::make_shared<PreparedBatch>();
   start_now_->push_back(std::move(p));
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "boost/beast/http/status.hpp"
+#include "src/http/deferred_response.h"
 
 namespace chime::http {
 
@@ -32,15 +33,32 @@ Response ErrorResponse(int status) {
   };
 }
 
+bool AlwaysInline(const Request&) { return true; }
+
 void Router::Handle(absl::string_view method, absl::string_view path,
-                    Handler handler) {
-  exact_[std::string(path)][std::string(method)] = std::move(handler);
+                    Handler handler, RouteOptions options) {
+  exact_[std::string(path)][std::string(method)] = {std::move(handler),
+                                                    std::move(options)};
 }
 
 void Router::HandlePrefix(absl::string_view method, absl::string_view prefix,
-                          Handler handler) {
-  prefixes_[std::string(prefix)][std::string(method)] = std::move(handler);
+                          Handler handler, RouteOptions options) {
+  prefixes_[std::string(prefix)][std::string(method)] = {std::move(handler),
+                                                         std::move(options)};
 }
+
+namespace {
+
+Response Call(const Handler& handler, const Request& request) {
+  try {
+    return handler(request);
+  } catch (...) {
+    // A handler's bug must not take the connection or the server with it.
+    return ErrorResponse(500);
+  }
+}
+
+}  // namespace
 
 const Router::Methods* Router::Find(absl::string_view path) const {
   if (auto it = exact_.find(path); it != exact_.end()) return &it->second;
@@ -77,7 +95,7 @@ std::vector<std::string> Router::Registrations() const {
   return all;
 }
 
-Response Router::Route(const Request& request) const {
+Response Router::Route(Request request, const BlockingRunner* blocking) const {
   if (request.path.empty() || request.path[0] != '/') {
     Response response = ErrorResponse(400);
     response.body = "400 Bad Request: the request target must start with '/'\n";
@@ -97,12 +115,22 @@ Response Router::Route(const Request& request) const {
     response.headers.emplace_back("Allow", absl::StrJoin(allowed, ", "));
     return response;
   }
-  try {
-    return it->second(request);
-  } catch (...) {
-    // A handler's bug must not take the connection or the server with it.
-    return ErrorResponse(500);
+  const Entry& route = it->second;
+  if (blocking == nullptr ||
+      (route.options.run_inline && route.options.run_inline(request))) {
+    return Call(route.handler, request);
   }
+  std::shared_ptr<DeferredResponse> later = DeferredResponse::Create();
+  // The router outlives the server's pool, and with it the task.
+  (*blocking)([&handler = route.handler, request = std::move(request), later] {
+    Response answer = Call(handler, request);
+    if (answer.deferred == nullptr) return later->Complete(std::move(answer));
+    // The handler defers too: its answer is this one.
+    internal::DeferredControl::Attach(
+        *answer.deferred,
+        [later](Response inner) { later->Complete(std::move(inner)); });
+  });
+  return later->Response();
 }
 
 }  // namespace chime::http

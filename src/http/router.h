@@ -19,7 +19,8 @@
 //   - the path is known but not for this method: 405, with `Allow` listing
 //     the methods it has;
 //   - otherwise 404.
-// A handler that throws gives 500; the exception goes no further.
+// A handler that throws gives 500; the exception goes no further. A handler
+// may answer later, from another thread (Response::deferred).
 //
 // Thread-safety: registration is not thread-safe; finish it before the Router
 // is handed to the server. Route() is const and may run on several threads at
@@ -38,6 +39,8 @@
 #include "src/http/response_stream.h"
 
 namespace chime::http {
+
+class DeferredResponse;
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -65,6 +68,10 @@ struct Response {
   // ignored, and the server sends what the producer writes to the stream
   // until it is closed.
   std::shared_ptr<ResponseStream> stream;
+  // Set for an answer that comes later (deferred_response.h): everything
+  // else here is then ignored, and the server sends what the handler gives
+  // to the DeferredResponse.
+  std::shared_ptr<DeferredResponse> deferred;
 };
 
 // Plain-text response with the reason phrase as body, e.g. "404 Not Found\n".
@@ -74,21 +81,41 @@ std::string ReasonPhrase(int status);
 
 using Handler = std::function<Response(const Request&)>;
 
+// Where a handler runs when the Router is given a BlockingRunner (the
+// HttpServer's pool for handlers that may block): on that pool -- the
+// default, safe for a handler that waits for a store, a scheduler, a lock --
+// or on the thread that read the request.
+struct RouteOptions {
+  // True for a request the handler answers quickly without blocking
+  // (microseconds of work, or an answer deferred: deferred_response.h): it
+  // then runs on the server thread that read it, which serves every other
+  // connection too. Null: always on the pool.
+  std::function<bool(const Request&)> run_inline;
+};
+// RouteOptions::run_inline for a handler that never blocks.
+bool AlwaysInline(const Request&);
+
+// Runs a task on a pool of threads for handlers that may block.
+using BlockingRunner = std::function<void(std::function<void()>)>;
+
 class Router {
  public:
   // Registers `handler` for `method` on exactly `path`. A later registration
   // for the same method and path replaces the earlier one.
-  void Handle(absl::string_view method, absl::string_view path,
-              Handler handler);
+  void Handle(absl::string_view method, absl::string_view path, Handler handler,
+              RouteOptions options = {});
   // Registers `handler` for `method` on every path starting with `prefix`
   // (e.g. "/ui/"). A later registration for the same method and prefix
   // replaces the earlier one.
   void HandlePrefix(absl::string_view method, absl::string_view prefix,
-                    Handler handler);
+                    Handler handler, RouteOptions options = {});
 
   // The response to `request`, by the rules in the file comment. Never
-  // throws.
-  Response Route(const Request& request) const;
+  // throws. With `blocking`, a handler that is not to run inline (see
+  // RouteOptions) is handed to it, and the response is deferred: it comes
+  // once the handler has returned there. Without, every handler runs here.
+  Response Route(Request request,
+                 const BlockingRunner* blocking = nullptr) const;
 
   // Whether a request `method` `path` would reach a handler (no 404 or 405
   // of the router's own), without calling it. For checks of documentation.
@@ -98,7 +125,11 @@ class Router {
   std::vector<std::string> Registrations() const;
 
  private:
-  using Methods = std::map<std::string, Handler, std::less<>>;
+  struct Entry {
+    Handler handler;
+    RouteOptions options;
+  };
+  using Methods = std::map<std::string, Entry, std::less<>>;
   // Methods registered for the path that `path` falls under, or null.
   const Methods* Find(absl::string_view path) const;
 

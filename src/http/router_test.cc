@@ -1,9 +1,13 @@
 #include "src/http/router.h"
 
+#include <functional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/http/deferred_response.h"
 
 namespace chime::http {
 namespace {
@@ -67,6 +71,44 @@ TEST(Router, ThrowingHandlerIs500) {
   router.Handle("GET", "/int", [](const Request&) -> Response { throw 7; });
   EXPECT_EQ(router.Route(Make("GET", "/boom")).status, 500);
   EXPECT_EQ(router.Route(Make("GET", "/int")).status, 500);
+}
+
+TEST(Router, HandlersGoToTheBlockingRunnerUnlessTheyRunInline) {
+  Router router;
+  router.Handle("GET", "/pool", Says("pool"));
+  router.Handle("GET", "/inline", Says("inline"), {.run_inline = AlwaysInline});
+  router.Handle("POST", "/maybe", Says("maybe"),
+                {.run_inline = [](const Request& r) {
+                  return r.Header("X-Wait").empty();
+                }});
+  router.Handle("GET", "/throws", [](const Request&) -> Response {
+    throw std::runtime_error("boom");
+  });
+  std::vector<std::function<void()>> tasks;
+  const BlockingRunner runner = [&tasks](std::function<void()> task) {
+    tasks.push_back(std::move(task));
+  };
+
+  EXPECT_EQ(router.Route(Make("GET", "/inline"), &runner).body, "inline");
+  EXPECT_EQ(router.Route(Make("POST", "/maybe"), &runner).body, "maybe");
+  EXPECT_TRUE(tasks.empty());
+
+  Response pool = router.Route(Make("GET", "/pool"), &runner);
+  Request waits = Make("POST", "/maybe");
+  waits.headers.emplace_back("X-Wait", "1");
+  Response maybe = router.Route(waits, &runner);
+  Response throws = router.Route(Make("GET", "/throws"), &runner);
+  ASSERT_NE(pool.deferred, nullptr);
+  ASSERT_NE(maybe.deferred, nullptr);
+  ASSERT_NE(throws.deferred, nullptr);
+  ASSERT_EQ(tasks.size(), 3u);
+  for (const auto& task : tasks) task();
+  EXPECT_EQ(pool.deferred->Wait().body, "pool");
+  EXPECT_EQ(maybe.deferred->Wait().body, "maybe");
+  EXPECT_EQ(throws.deferred->Wait().status, 500);
+
+  // Without a runner every handler answers here.
+  EXPECT_EQ(router.Route(Make("GET", "/pool")).body, "pool");
 }
 
 TEST(Router, TargetNotStartingWithSlashIs400) {

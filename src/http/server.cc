@@ -3,6 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "boost/asio/ssl/context.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/strand.hpp"
+#include "boost/asio/thread_pool.hpp"
 #include "boost/beast/core.hpp"
 #include "src/http/server_session.h"
 #include "src/http/server_tls.h"
@@ -49,6 +52,9 @@ class HttpServer::Impl {
 
  private:
   void Accept();
+  const BlockingRunner* Blocking() const {
+    return blocking_ ? &blocking_ : nullptr;
+  }
   void OnAccept(beast::error_code ec, tcp::socket socket);
 
   const Options options_;
@@ -57,6 +63,10 @@ class HttpServer::Impl {
   // The responses being streamed; the sessions refer to it, so it outlives
   // ioc_.
   internal::StreamSet streams_;
+  // Closed at Stop, before the io_context goes: deferred answers completed
+  // after that are dropped.
+  const std::shared_ptr<internal::Lifeline> lifeline_ =
+      std::make_shared<internal::Lifeline>();
   // Set in Listen() when the options ask for TLS; the TLS sessions refer to
   // it, so it outlives ioc_ (and with it every session).
   std::unique_ptr<net::ssl::context> tls_;
@@ -66,18 +76,24 @@ class HttpServer::Impl {
   std::unique_ptr<tcp::acceptor> acceptor_;
   std::unique_ptr<net::steady_timer> accept_retry_;
   std::vector<std::thread> threads_;
+  // With Options::blocking_threads: the pool for handlers that may block,
+  // and what hands them to it.
+  std::unique_ptr<net::thread_pool> blocking_pool_;
+  BlockingRunner blocking_;
   absl::Mutex stop_mu_;
   bool stopped_ ABSL_GUARDED_BY(stop_mu_) = false;
 };
 
 absl::Status HttpServer::Impl::Listen() {
   const std::string where = Endpoint(options_.address, options_.port);
-  if (options_.threads < 1 || options_.max_connections < 1 ||
+  if (options_.threads < 1 || options_.blocking_threads < 0 ||
+      options_.max_connections < 1 ||
       options_.read_timeout <= absl::ZeroDuration() ||
       options_.write_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "http server on ", where,
-        ": threads and max_connections must be >= 1 and the timeouts > 0"));
+        ": threads and max_connections must be >= 1, blocking_threads >= 0 "
+        "and the timeouts > 0"));
   }
   if (options_.tls_cert_file.empty() != options_.tls_key_file.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -141,6 +157,13 @@ absl::Status HttpServer::Impl::Listen() {
 }
 
 void HttpServer::Impl::Run() {
+  if (options_.blocking_threads > 0) {
+    blocking_pool_ = std::make_unique<net::thread_pool>(
+        static_cast<size_t>(options_.blocking_threads));
+    blocking_ = [pool = blocking_pool_.get()](std::function<void()> task) {
+      net::post(*pool, std::move(task));
+    };
+  }
   Accept();
   for (int i = 0; i < options_.threads; ++i) {
     threads_.emplace_back([this] {
@@ -175,11 +198,13 @@ void HttpServer::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
   }
   if (tls_ != nullptr) {
     std::make_shared<internal::Session<internal::TlsStream>>(
-        options_, connections_, streams_, std::move(socket), *tls_)
+        options_, connections_, streams_, lifeline_, Blocking(),
+        std::move(socket), *tls_)
         ->Start();
   } else {
     std::make_shared<internal::Session<internal::PlainStream>>(
-        options_, connections_, streams_, std::move(socket))
+        options_, connections_, streams_, lifeline_, Blocking(),
+        std::move(socket))
         ->Start();
   }
   Accept();
@@ -195,10 +220,15 @@ void HttpServer::Impl::Stop() {
   ioc_->stop();
   for (std::thread& thread : threads_) thread.join();
   threads_.clear();
+  if (blocking_pool_ != nullptr) {
+    blocking_pool_->stop();  // what is queued is dropped
+    blocking_pool_->join();
+  }
   // Producers may still write to the streams being sent; from here on their
   // writes fail instead of posting to the io_context, and their OnEnd
   // callbacks run (on this thread).
   streams_.FinishAll();
+  lifeline_->Close();
   // No thread runs handlers any more. Destroying the io_context destroys the
   // handlers still pending, and with them the sessions and their sockets.
   accept_retry_.reset();

@@ -2,9 +2,13 @@
 // `/readyz` now; the REST API and the web UI later, through the same Router.
 //
 // A small fixed pool of threads (Boost.Asio) accepts connections, reads
-// requests, calls the Router and writes responses. Handlers run on those
-// threads, so a handler should answer quickly; one that blocks holds up a
-// whole pool thread.
+// requests, calls the Router and writes responses. With blocking_threads,
+// handlers run on a pool of their own unless registered to run inline
+// (RouteOptions: quick ones, which then cost no hand-off between threads);
+// without, every handler runs on the I/O threads, and one that blocks holds
+// one up. A handler that must wait for something -- a durable write -- can
+// answer later instead (deferred_response.h): the connection then waits
+// without a thread, for at most write_timeout (then 503).
 //
 // Connections are persistent (HTTP/1.1 keep-alive) unless the client says
 // otherwise. The server answers on its own:
@@ -61,8 +65,12 @@ class HttpServer {
     std::string address = "127.0.0.1";
     // 0 picks a free port; port() tells which.
     uint16_t port = 0;
-    // Pool threads. REQUIRES: >= 1.
+    // Threads that read requests and write responses, and run the handlers
+    // registered to run inline (RouteOptions). REQUIRES: >= 1.
     int threads = 2;
+    // Threads for the other handlers, which may block; 0: they run on the
+    // threads above too. REQUIRES: >= 0.
+    int blocking_threads = 0;
     // The request line and headers, together.
     size_t max_header_bytes = 16 * 1024;
     size_t max_body_bytes = 1024 * 1024;
@@ -99,8 +107,10 @@ class HttpServer {
   uint16_t port() const;
 
   // Closes the listener and every connection, abandoning requests and
-  // responses in progress (streamed ones end: see response_stream.h), and
-  // joins the pool. Returns once a handler running now has returned.
+  // responses in progress (streamed ones end: see response_stream.h;
+  // deferred answers given later are dropped; handlers queued for the
+  // blocking pool do not run), and joins the threads. Returns once a handler
+  // running now has returned.
   // Idempotent.
   void Stop();
 

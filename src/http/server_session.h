@@ -32,9 +32,11 @@
 #include "absl/time/time.h"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/ssl.hpp"
+#include "boost/asio/steady_timer.hpp"
 #include "boost/beast/core.hpp"
 #include "boost/beast/http.hpp"
 #include "boost/beast/ssl.hpp"
+#include "src/http/deferred_response.h"
 #include "src/http/response_stream.h"
 #include "src/http/router.h"
 #include "src/http/server.h"
@@ -91,11 +93,14 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   // ssl::context.
   template <class... StreamArgs>
   Session(const HttpServer::Options& options, std::atomic<int>& connections,
-          StreamSet& streams, StreamArgs&&... stream_args)
+          StreamSet& streams, std::shared_ptr<Lifeline> lifeline,
+          const BlockingRunner* blocking, StreamArgs&&... stream_args)
       : stream_(std::forward<StreamArgs>(stream_args)...),
         options_(options),
         connections_(connections),
         streams_(streams),
+        lifeline_(std::move(lifeline)),
+        blocking_(blocking),
         over_limit_(++connections_ > options_.max_connections) {}
   ~Session() {
     if (body_ != nullptr) StreamControl::Finish(*body_);
@@ -171,8 +176,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     request.body = std::move(message.body());
 
-    Respond(options_.router.Route(request), message.version(),
-            message.keep_alive(), request.method == "HEAD");
+    const bool head = request.method == "HEAD";
+    Respond(options_.router.Route(std::move(request), blocking_),
+            message.version(), message.keep_alive(), head);
   }
 
   // Error answers close the connection: after a bad request the position of
@@ -199,6 +205,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void Respond(Response answer, unsigned version, bool keep_alive, bool head) {
+    if (answer.deferred != nullptr) {
+      return AwaitDeferred(std::move(answer.deferred), version, keep_alive,
+                           head);
+    }
     const bool bodiless = answer.status == 204 || answer.status == 304;
     if (answer.stream != nullptr) {
       if (answer.status >= 200 && answer.status <= 599 && !bodiless) {
@@ -221,6 +231,43 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         stream_, response_,
         beast::bind_front_handler(&Session::OnWrite, this->shared_from_this(),
                                   keep_alive));
+  }
+
+  // An answer that comes later (deferred_response.h). Nothing is pending on
+  // the connection meanwhile but a timer, which keeps the session alive and
+  // bounds the wait by write_timeout; the answer is posted to the strand.
+  void AwaitDeferred(std::shared_ptr<DeferredResponse> later, unsigned version,
+                     bool keep_alive, bool head) {
+    awaiting_ = true;
+    deferred_timer_.expires_after(ToChrono(options_.write_timeout));
+    deferred_timer_.async_wait([self = this->shared_from_this(), version,
+                                head](beast::error_code ec) {
+      if (ec || !self->awaiting_) return;  // the answer came first
+      self->awaiting_ = false;
+      // Whether the request took effect is unknown: start afresh.
+      self->Respond(ErrorResponse(503), version, /*keep_alive=*/false, head);
+    });
+    // The callback may outlive the server: it holds nothing of the
+    // io_context's (a session, an executor) but while the lifeline is open.
+    const std::weak_ptr<Session> weak = this->weak_from_this();
+    DeferredControl::Attach(*later, [weak, lifeline = lifeline_, version,
+                                     keep_alive,
+                                     head](Response answer) mutable {
+      lifeline->RunIfOpen([&] {
+        const std::shared_ptr<Session> session = weak.lock();
+        if (session == nullptr) return;
+        net::post(session->stream_.get_executor(),
+                  [weak, answer = std::move(answer), version, keep_alive,
+                   head]() mutable {
+                    const std::shared_ptr<Session> self = weak.lock();
+                    if (self == nullptr || !self->awaiting_) return;
+                    self->awaiting_ = false;
+                    self->deferred_timer_.cancel();
+                    if (answer.deferred != nullptr) answer = ErrorResponse(500);
+                    self->Respond(std::move(answer), version, keep_alive, head);
+                  });
+      });
+    });
   }
 
   void OnWrite(bool keep_alive, beast::error_code ec, size_t) {
@@ -392,7 +439,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   const HttpServer::Options& options_;
   std::atomic<int>& connections_;
   StreamSet& streams_;
+  const std::shared_ptr<Lifeline> lifeline_;
+  const BlockingRunner* const blocking_;  // null: handlers run here
   const bool over_limit_;
+  // A deferred answer is awaited; the timer bounds the wait.
+  net::steady_timer deferred_timer_{stream_.get_executor()};
+  bool awaiting_ = false;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> response_;
