@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
+#include "src/core/fire_source.h"
 #include "src/core/packed_spec.h"
 
 namespace chime::daemon {
@@ -222,8 +223,13 @@ void JobRegistry::PutBatch(const std::vector<PendingPut*>& batch) {
                               : std::string(" does not exist")));
       continue;
     }
-    // As read: a change another node made since is a conflict.
-    writes.push_back(JobWrite{p->spec, revision});
+    // As read: a change another node made since is a conflict. A new job
+    // (or generation) is decided from now on, its watermark written with it
+    // -- so the scheduler (this node's, or the one following the store) has
+    // nothing to write before its first fire.
+    writes.push_back(
+        JobWrite{p->spec, revision,
+                 core::FirstWatermark(p->spec, RealClock::Get().Now())});
     writers.push_back(p);
     created.push_back(!before->has_value());
   }

@@ -99,7 +99,9 @@ class Store {
   // trigger, start or end bumps its generation. A spec equal to the stored one
   // changes nothing (whatever expected_revision says). The stored watermark and
   // its watermark_generation are kept as they are, also across a generation
-  // bump. Returns the records in force, in the order of `writes`.
+  // bump -- unless the write gives a watermark (JobWrite::watermark) and
+  // creates the job or bumps its generation. Returns the records in force, in
+  // the order of `writes`.
   virtual absl::StatusOr<std::vector<JobRecord>> PutJobs(
       absl::Span<const JobWrite> writes, MonoTime deadline) = 0;
   // Deletes a job, leaving a tombstone that keeps its id and generation (a job

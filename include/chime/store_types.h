@@ -106,6 +106,13 @@ struct JobRecord {
 struct JobWrite {
   JobSpec spec;
   int64_t expected_revision = kAnyRevision;
+  // Where the job's fires start to be decided, if this write creates the job
+  // (or puts a deleted one back) or changes its generation: its watermark is
+  // then this, for the new generation, in the same transaction -- so a
+  // scheduler that takes the job in needs no write of its own before a
+  // restart would find every fire after it. InfinitePast: the watermark is
+  // kept as it is.
+  absl::Time watermark = absl::InfinitePast();
 };
 
 struct JobPage {

@@ -183,4 +183,10 @@ absl::Time FireSource::Prev(absl::Time before) const {
   return t < b.start ? absl::InfinitePast() : t;
 }
 
+absl::Time FirstWatermark(const JobSpec& spec, absl::Time added) {
+  if (spec.trigger.kind == Trigger::Kind::kAt && spec.trigger.at <= added)
+    return spec.trigger.at - absl::Nanoseconds(1);
+  return added;
+}
+
 }  // namespace chime::core

@@ -56,6 +56,12 @@ class FireSource {
   std::shared_ptr<const Bounds> bounds_;  // null: the defaults
 };
 
+// The watermark of a job (or a new generation of one) added at `added`: its
+// fires after that are decided -- and a one-shot time that has already
+// passed is due at once (the misfire policy decides whether it still runs),
+// never silently dropped.
+absl::Time FirstWatermark(const JobSpec& spec, absl::Time added);
+
 }  // namespace chime::core
 
 #endif  // CHIME_SRC_CORE_FIRE_SOURCE_H_

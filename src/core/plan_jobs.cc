@@ -99,10 +99,7 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     // already passed: it is due at once, and the misfire policy decides whether
     // it still runs (by default it does, within the catch-up window) or is
     // recorded missed. Never silently dropped.
-    job->watermark = since;
-    if (spec.trigger.kind == Trigger::Kind::kAt && spec.trigger.at <= since) {
-      job->watermark = spec.trigger.at - absl::Nanoseconds(1);
-    }
+    job->watermark = FirstWatermark(spec, since);
     if (generation != 0) job->generation = generation;
     if (resume != nullptr) job->generation = resume->generation;
     if (resume != nullptr && resume->watermark != absl::InfinitePast()) {

@@ -91,17 +91,21 @@ template absl::Status SchedulerImpl::Call<absl::Status>(
 
 absl::Status SchedulerImpl::AddJob(const JobSpec& spec,
                                    std::shared_ptr<const JobFunction> fn) {
-  return Add(spec, std::move(fn), 0, 0);
+  return Add(spec, std::move(fn), 0, 0, absl::InfinitePast());
 }
 
 absl::Status SchedulerImpl::AddStoredJob(
     const JobRecord& record, std::shared_ptr<const JobFunction> fn) {
-  return Add(record.spec, std::move(fn), record.id, record.generation);
+  return Add(record.spec, std::move(fn), record.id, record.generation,
+             record.watermark_generation == record.generation
+                 ? record.watermark
+                 : absl::InfinitePast());
 }
 
 absl::Status SchedulerImpl::Add(const JobSpec& spec,
                                 std::shared_ptr<const JobFunction> fn,
-                                JobId stored_id, int64_t stored_generation) {
+                                JobId stored_id, int64_t stored_generation,
+                                absl::Time stored_watermark) {
   if (fn == nullptr || !*fn)
     return absl::InvalidArgumentError("fn: the job function is empty");
   // Everything the Plan could refuse is checked here, on the caller's thread;
@@ -113,7 +117,8 @@ absl::Status SchedulerImpl::Add(const JobSpec& spec,
                  std::move(fn),
                  clock_.Now(),
                  stored_id,
-                 stored_generation};
+                 stored_generation,
+                 stored_watermark};
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kNew) {
@@ -161,6 +166,12 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
         !lost.empty() && spec.delivery == Delivery::kAtLeastOnce) {
       resume->lost = std::move(lost.mapped());
     }
+  } else if (add.stored_watermark != absl::InfinitePast() &&
+             plan_.Generation(key) == 0) {
+    // A job the caller stored with its first watermark (JobWrite::watermark):
+    // its fires are decided from there, and nothing needs writing first.
+    resume = core::Resume{.generation = add.stored_generation,
+                          .watermark = add.stored_watermark};
   }
   // The store learns of the job (and its JobId) before any of its fires.
   core::Output& out = Scratch();

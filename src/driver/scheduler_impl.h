@@ -128,7 +128,8 @@ class SchedulerImpl final : public Scheduler {
   R Call(absl::FunctionRef<R()> f, Wait wait = Wait::kDurable);
   // AddJob and AddStoredJob.
   absl::Status Add(const JobSpec& spec, std::shared_ptr<const JobFunction> fn,
-                   JobId stored_id, int64_t stored_generation);
+                   JobId stored_id, int64_t stored_generation,
+                   absl::Time stored_watermark);
   // A job added by AddJob, validated and parsed on the caller's thread, waiting
   // for the scheduler thread.
   // Keeps the spec packed (and unpacks it to apply it): a burst of adds (a
@@ -144,6 +145,9 @@ class SchedulerImpl final : public Scheduler {
     // written (0: the scheduler writes it).
     JobId stored_id = 0;
     int64_t stored_generation = 0;
+    // The stored watermark of stored_generation, if the store has one (the
+    // caller's write started it: JobWrite::watermark); InfinitePast if not.
+    absl::Time stored_watermark = absl::InfinitePast();
   };
   // Plan context: applies `add` to the Plan.
   void ApplyAdd(PendingAdd& add, core::Now now);

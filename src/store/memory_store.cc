@@ -123,6 +123,10 @@ absl::StatusOr<std::vector<JobRecord>> MemoryStore::PutJobs(
       job.spec = writes[i].spec;
       job.generation = plans[i].generation;
       job.deleted = false;
+      if (plans[i].start_watermark) {
+        job.watermark = writes[i].watermark;
+        job.watermark_generation = plans[i].generation;
+      }
       TouchJobLocked(job);
     }
     out.push_back(job);

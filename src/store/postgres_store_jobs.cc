@@ -87,6 +87,10 @@ absl::StatusOr<std::vector<JobRecord>> PostgresStore::PutJobs(
       job.spec = w.spec;
       job.generation = plan.generation;
       job.deleted = false;
+      if (plan.start_watermark) {
+        job.watermark = w.watermark;
+        job.watermark_generation = plan.generation;
+      }
       job.revision = ++revision;
       const PgParam spec = PgParam::Bytes(EncodeJobSpec(w.spec));
       if (job.id != 0) {
@@ -95,6 +99,16 @@ absl::StatusOr<std::vector<JobRecord>> PostgresStore::PutJobs(
                                "spec = $3 WHERE id = $4::bigint",
                                {job.generation, job.revision, spec, job.id})
                             .status());
+        // Only a new generation's start: the watermark a scheduler advanced
+        // meanwhile is never written back.
+        if (plan.start_watermark) {
+          RETURN_IF_ERROR(
+              tx.Run("UPDATE jobs SET watermark = $1::bigint, "
+                     "watermark_generation = $2::bigint WHERE id = $3::bigint",
+                     {TimeToNanos(job.watermark), job.watermark_generation,
+                      job.id})
+                  .status());
+        }
       } else {
         ASSIGN_OR_RETURN(
             PgResult r,

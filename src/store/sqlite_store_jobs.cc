@@ -112,6 +112,10 @@ absl::StatusOr<std::vector<JobRecord>> SqliteStore::PutJobs(
       job.spec = w.spec;
       job.generation = plan.generation;
       job.deleted = false;
+      if (plan.start_watermark) {
+        job.watermark = w.watermark;
+        job.watermark_generation = plan.generation;
+      }
       ASSIGN_OR_RETURN(job.revision, NextRevision(db));
       const std::string spec = EncodeJobSpec(w.spec);
       if (job.id != 0) {
@@ -124,6 +128,15 @@ absl::StatusOr<std::vector<JobRecord>> SqliteStore::PutJobs(
                             .BindBlob(3, spec)
                             .Bind(4, job.id)
                             .Run());
+        if (plan.start_watermark) {
+          ASSIGN_OR_RETURN(StmtRef mark,
+                           db.Prepare("UPDATE jobs SET watermark = ?, "
+                                      "watermark_generation = ? WHERE id = ?"));
+          RETURN_IF_ERROR(mark->Bind(1, TimeToNanos(job.watermark))
+                              .Bind(2, job.watermark_generation)
+                              .Bind(3, job.id)
+                              .Run());
+        }
       } else {
         ASSIGN_OR_RETURN(
             StmtRef stmt,

@@ -191,7 +191,8 @@ absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
                                              "revision ",
                                              expected, ")"));
     }
-    return JobPutPlan{true, existing == nullptr ? 1 : existing->generation + 1};
+    return JobPutPlan{true, existing == nullptr ? 1 : existing->generation + 1,
+                      write.watermark != absl::InfinitePast()};
   }
   if (existing->spec == write.spec) {
     return JobPutPlan{false, existing->generation};
@@ -201,9 +202,9 @@ absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
                                            existing->revision,
                                            ", not the expected ", expected));
   }
-  return JobPutPlan{true,
-                    existing->generation +
-                        (ScheduleChanged(existing->spec, write.spec) ? 1 : 0)};
+  const bool bump = ScheduleChanged(existing->spec, write.spec);
+  return JobPutPlan{true, existing->generation + (bump ? 1 : 0),
+                    bump && write.watermark != absl::InfinitePast()};
 }
 
 absl::StatusOr<bool> PlanJobDelete(const JobRecord* existing, const JobKey& key,

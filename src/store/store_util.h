@@ -68,6 +68,9 @@ absl::Status ValidateIdempotencyRecord(const IdempotencyRecord& record);
 struct JobPutPlan {
   bool write = false;      // false: the stored spec is already this one
   int64_t generation = 0;  // of the record after the put
+  // The write's watermark becomes the job's, for `generation`
+  // (JobWrite::watermark).
+  bool start_watermark = false;
 };
 absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
                                       const JobWrite& write);

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/daemon_harness.h"
@@ -320,6 +322,42 @@ TEST_F(ApiWriteTest, ApiJobsRunAndOutliveRestartsWithTheirPauseState) {
   EXPECT_EQ(Job("/v1/jobs/web/tick")["status"]["managed_by"], "api");
   ASSERT_FALSE(daemon_->WaitForMsg("run succeeded", "web/tick:").is_null())
       << daemon_->LogText();
+}
+
+// A job created through the API is decided from its creation on, also when
+// the daemon dies right after answering: its watermark is written with it, so
+// the fires of the downtime are accounted for after the restart, none
+// silently dropped.
+TEST_F(ApiWriteTest, AJobCreatedJustBeforeACrashHasItsDowntimeFiresRecorded) {
+  HttpResult r = Do("PUT", "/v1/jobs/web/tick",
+                    R"({"schedule": "@every 1s",
+                        "misfire": {"policy": "skip", "threshold": "1s"},
+                        "shell": {"command": "true"}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  daemon_->Kill();
+  const nlohmann::json made = nlohmann::json::parse(r.body);
+  ASSERT_TRUE(made["status"]["watermark"].is_string()) << r.body;
+  absl::Time created;
+  std::string error;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full,
+                              made["status"]["watermark"].get<std::string>(),
+                              &created, &error))
+      << error;
+  absl::SleepFor(absl::Seconds(4));
+  ASSERT_NO_FATAL_FAILURE(Start());
+  // The downtime's fires are missed (skip), from one of the first two after
+  // the creation on (the first may have run before the kill).
+  const nlohmann::json page = Job("/v1/jobs/web/tick/missed");
+  ASSERT_FALSE(page["missed"].empty()) << page.dump();
+  const nlohmann::json& first = page["missed"].back();  // newest first
+  EXPECT_EQ(first["reason"], "misfire_skip") << page.dump();
+  absl::Time first_missed;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full,
+                              first["first"].get<std::string>(), &first_missed,
+                              &error))
+      << error;
+  EXPECT_GT(first_missed, created);
+  EXPECT_LE(first_missed, created + absl::Seconds(2)) << page.dump();
 }
 
 TEST_F(ApiWriteTest, JobsOfFilesRemovedWhileDownAreDeletedAtStart) {

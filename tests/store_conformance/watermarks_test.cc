@@ -187,5 +187,48 @@ TEST_P(StoreConformance, WatermarkPairSurvivesAGenerationBumpAndADelete) {
   EXPECT_EQ(Stored(store(), *v3), WatermarkPair(3, At(10)));
 }
 
+// A write that gives a watermark starts the job's there when it creates the
+// job, puts a deleted one back or bumps its generation -- in the same
+// transaction -- and leaves a scheduler's watermark alone otherwise.
+TEST_P(StoreConformance, AWriteWithAWatermarkStartsANewGenerationThere) {
+  const auto put = [&](JobSpec spec, absl::Time watermark) {
+    JobWrite write{std::move(spec), kAnyRevision, watermark};
+    absl::StatusOr<std::vector<JobRecord>> out =
+        store().PutJobs({&write, 1}, kForever);
+    EXPECT_THAT(out, IsOk());
+    return out.ok() ? out->front() : JobRecord{};
+  };
+  JobSpec spec = MustPut("other", "* * * * *").spec;
+  spec.key.id = "a";
+  const JobRecord created = put(spec, At(7));
+  EXPECT_EQ(created.generation, 1);
+  EXPECT_EQ(PairOf(created), WatermarkPair(1, At(7)));
+  EXPECT_EQ(Stored(store(), created), WatermarkPair(1, At(7)));
+
+  // The same generation: the scheduler's advance stays.
+  const Fence fence = MustAcquire();
+  ASSERT_THAT(Advance(store(), fence, {{created.id, 1, At(60)}}), IsOk());
+  JobSpec labelled = spec;
+  labelled.labels = {{"team", "ops"}};
+  const JobRecord relabelled = put(labelled, At(8));
+  EXPECT_EQ(relabelled.generation, 1);
+  EXPECT_EQ(Stored(store(), relabelled), WatermarkPair(1, At(60)));
+
+  // A new schedule: generation 2 starts at the write's watermark.
+  labelled.trigger.expression = "0 * * * *";
+  const JobRecord rescheduled = put(labelled, At(90));
+  EXPECT_EQ(rescheduled.generation, 2);
+  EXPECT_EQ(Stored(store(), rescheduled), WatermarkPair(2, At(90)));
+  // An older generation's advance, late, does not move it.
+  ASSERT_THAT(Advance(store(), fence, {{created.id, 1, At(120)}}), IsOk());
+  EXPECT_EQ(Stored(store(), rescheduled), WatermarkPair(2, At(90)));
+
+  // Deleted and put back: generation 3, from its write.
+  ASSERT_THAT(store().DeleteJob(spec.key, kAnyRevision, kForever), IsOk());
+  const JobRecord again = put(labelled, At(200));
+  EXPECT_EQ(again.generation, 3);
+  EXPECT_EQ(Stored(store(), again), WatermarkPair(3, At(200)));
+}
+
 }  // namespace
 }  // namespace chime::conformance
