@@ -140,8 +140,10 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
       // when the old one's watermark is later (a fire decided ahead, a
       // backward clock step): FireKeys carry the generation, so nothing can
       // collide, and nothing of the new schedule is covered without a record.
-      job.watermark = since;
-      persist.watermarks.push_back({job.key, job.generation, since, job.slot});
+      // (A one-shot time already past is due at once, as for a new job.)
+      job.watermark = FirstWatermark(spec, since);
+      persist.watermarks.push_back(
+          {job.key, job.generation, job.watermark, job.slot});
       // Buffered fires of the old schedule are dropped. FinishRun takes each
       // out of the buffer.
       while (!job.buffered().empty()) {
