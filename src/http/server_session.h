@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -238,12 +239,14 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   // bounds the wait by write_timeout; the answer is posted to the strand.
   void AwaitDeferred(std::shared_ptr<DeferredResponse> later, unsigned version,
                      bool keep_alive, bool head) {
-    awaiting_ = true;
+    // Which wait this is: a handler of an earlier one (a timer that expired
+    // as the answer came, an answer after the 503) must not touch this one.
+    const uint64_t wait = ++awaiting_;
     deferred_timer_.expires_after(ToChrono(options_.write_timeout));
-    deferred_timer_.async_wait([self = this->shared_from_this(), version,
-                                head](beast::error_code ec) {
-      if (ec || !self->awaiting_) return;  // the answer came first
-      self->awaiting_ = false;
+    deferred_timer_.async_wait([self = this->shared_from_this(), version, head,
+                                wait](beast::error_code ec) {
+      if (ec || self->awaiting_ != wait) return;  // the answer came first
+      ++self->awaiting_;
       // Whether the request took effect is unknown: start afresh.
       self->Respond(ErrorResponse(503), version, /*keep_alive=*/false, head);
     });
@@ -251,17 +254,17 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     // io_context's (a session, an executor) but while the lifeline is open.
     const std::weak_ptr<Session> weak = this->weak_from_this();
     DeferredControl::Attach(*later, [weak, lifeline = lifeline_, version,
-                                     keep_alive,
-                                     head](Response answer) mutable {
+                                     keep_alive, head,
+                                     wait](Response answer) mutable {
       lifeline->RunIfOpen([&] {
         const std::shared_ptr<Session> session = weak.lock();
         if (session == nullptr) return;
         net::post(session->stream_.get_executor(),
-                  [weak, answer = std::move(answer), version, keep_alive,
-                   head]() mutable {
+                  [weak, answer = std::move(answer), version, keep_alive, head,
+                   wait]() mutable {
                     const std::shared_ptr<Session> self = weak.lock();
-                    if (self == nullptr || !self->awaiting_) return;
-                    self->awaiting_ = false;
+                    if (self == nullptr || self->awaiting_ != wait) return;
+                    ++self->awaiting_;
                     self->deferred_timer_.cancel();
                     if (answer.deferred != nullptr) answer = ErrorResponse(500);
                     self->Respond(std::move(answer), version, keep_alive, head);
@@ -442,9 +445,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   const std::shared_ptr<Lifeline> lifeline_;
   const BlockingRunner* const blocking_;  // null: handlers run here
   const bool over_limit_;
-  // A deferred answer is awaited; the timer bounds the wait.
+  // Deferred answers: the timer bounds the wait; awaiting_ is odd while one
+  // is awaited, and tells the waits apart.
   net::steady_timer deferred_timer_{stream_.get_executor()};
-  bool awaiting_ = false;
+  uint64_t awaiting_ = 0;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> response_;
