@@ -157,11 +157,16 @@ void JobRegistry::PutAsync(JobSpec spec, int64_t expected_revision,
   spec.source_file.clear();
   if (absl::Status s = exec::CheckJobPolicy(policy_, spec); !s.ok())
     return done(s);
-  absl::MutexLock lock(&queue_mu_);
-  if (stopping_) return done(absl::UnavailableError("the daemon is stopping"));
-  queue_.push_back(
-      {std::move(spec), expected_revision, std::move(done), std::nullopt});
-  if (!writer_.joinable()) writer_ = std::thread([this] { WriteLoop(); });
+  {
+    absl::MutexLock lock(&queue_mu_);
+    if (!stopping_) {
+      queue_.push_back(
+          {std::move(spec), expected_revision, std::move(done), std::nullopt});
+      if (!writer_.joinable()) writer_ = std::thread([this] { WriteLoop(); });
+      return;
+    }
+  }
+  done(absl::UnavailableError("the daemon is stopping"));  // not under a lock
 }
 
 void JobRegistry::WriteLoop() {
