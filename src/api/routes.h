@@ -107,8 +107,6 @@ class JobDefinitions {
   // job file defines.
   virtual void PutAsync(JobSpec spec, int64_t expected_revision,
                         PutDone done) = 0;
-  // PutAsync, waiting for the outcome.
-  absl::StatusOr<PutResult> Put(JobSpec spec, int64_t expected_revision);
   // Deletes the job. NotFound if there is none; Aborted, FailedPrecondition
   // as for Put.
   virtual absl::Status Delete(const JobKey& key, int64_t expected_revision) = 0;

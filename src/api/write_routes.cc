@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "absl/synchronization/notification.h"
 #include "src/api/http_util.h"
 #include "src/api/idempotency.h"
 #include "src/api/job_body.h"
@@ -217,19 +216,6 @@ http::Response NotConfigured() {
 }
 
 }  // namespace
-
-absl::StatusOr<JobDefinitions::PutResult> JobDefinitions::Put(
-    JobSpec spec, int64_t expected_revision) {
-  std::optional<absl::StatusOr<PutResult>> outcome;
-  absl::Notification done;
-  PutAsync(std::move(spec), expected_revision,
-           [&](absl::StatusOr<PutResult> put) {
-             outcome.emplace(std::move(put));
-             done.Notify();
-           });
-  done.WaitForNotification();
-  return *std::move(outcome);
-}
 
 void internal::AddWriteRoutes(http::Router& router, const ApiDeps& deps,
                               std::shared_ptr<IdempotencyGate> gate) {

@@ -52,35 +52,51 @@ absl::Status SchedulerImpl::Start() {
 }
 
 template <typename R>
-R SchedulerImpl::Call(absl::FunctionRef<R()> f, Wait wait) {
-  std::optional<R> result;
-  absl::Notification done;
+void SchedulerImpl::CallAsync(std::function<R()> f, std::function<void(R)> done,
+                              Wait wait) {
+  std::optional<R> now;  // the answer, when it is given at once
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kNew) {
       ApplyAdds(adds_, Now());  // every earlier AddJob is seen
-      return f();
-    }
-    if (state_ != State::kRunning) return ShutDownError();
-    if (std::this_thread::get_id() == loop_thread_id_) {
-      return absl::FailedPreconditionError(
+      now.emplace(f());
+    } else if (state_ != State::kRunning) {
+      now.emplace(ShutDownError());
+    } else if (std::this_thread::get_id() == loop_thread_id_) {
+      now.emplace(absl::FailedPreconditionError(
           "the Scheduler must not be called from on_run_event (it runs on the "
-          "scheduler thread)");
+          "scheduler thread)"));
+    } else {
+      // The caller hears back once the command's actions are carried out
+      // and what it wrote is durable: e.g. TriggerJob answers once the claim
+      // is in the store.
+      queue_.push_back(
+          [this, f = std::move(f), done = std::move(done), wait]() mutable {
+            R result = f();
+            CarryOut();
+            if (writer_ == nullptr || wait == Wait::kApplied)
+              return done(std::move(result));
+            writer_->Barrier(
+                [result = std::move(result), done = std::move(done)]() mutable {
+                  done(std::move(result));
+                });
+          });
     }
-    // The caller hears back once the command's actions are carried out and
-    // what it wrote is durable: e.g. TriggerJob returns once the claim is in
-    // the store.
-    queue_.push_back([&] {
-      result.emplace(f());
-      CarryOut();
-      if (writer_ == nullptr || wait == Wait::kApplied) {
-        done.Notify();
-      } else {
-        writer_->Barrier([&done] { done.Notify(); });
-      }
-    });
   }
+  if (now.has_value()) return done(*std::move(now));
   wakeup_.Notify();
+}
+
+template <typename R>
+R SchedulerImpl::Call(absl::FunctionRef<R()> f, Wait wait) {
+  std::optional<R> result;
+  absl::Notification done;
+  CallAsync<R>([f] { return f(); },
+               [&](R r) {
+                 result.emplace(std::move(r));
+                 done.Notify();
+               },
+               wait);
   done.WaitForNotification();
   return *std::move(result);
 }
@@ -258,25 +274,8 @@ absl::StatusOr<uint64_t> SchedulerImpl::TriggerJob(const JobKey& key) {
 }
 
 void SchedulerImpl::TriggerJobAsync(const JobKey& key, TriggerDone done) {
-  bool queue = false;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = state_ == State::kRunning &&
-            std::this_thread::get_id() != loop_thread_id_;
-    if (queue) {
-      // As Call, answering from the writer's barrier instead of waiting.
-      queue_.push_back([this, key, done = std::move(done)]() mutable {
-        absl::StatusOr<uint64_t> run = Trigger(key);
-        CarryOut();
-        if (writer_ == nullptr) return done(std::move(run));
-        writer_->Barrier(
-            [run = std::move(run), done = std::move(done)] { done(run); });
-      });
-    }
-  }
-  // Answered at once: before Start, after Shutdown, from the loop.
-  if (!queue) return done(TriggerJob(key));
-  wakeup_.Notify();
+  CallAsync<absl::StatusOr<uint64_t>>([this, key] { return Trigger(key); },
+                                      std::move(done), Wait::kDurable);
 }
 
 absl::StatusOr<absl::Time> SchedulerImpl::NextFireTime(const JobKey& key) {

@@ -124,6 +124,15 @@ class SchedulerImpl final : public Scheduler {
   enum class Wait { kDurable, kApplied };
   // TriggerJob's work, on the scheduler thread.
   absl::StatusOr<uint64_t> Trigger(const JobKey& key);
+  // Runs `f` on the scheduler thread after every earlier command, carries
+  // out its actions, and calls `done` with its result (once what it wrote is
+  // durable, unless `wait` is kApplied) -- on the scheduler thread; or at
+  // once, on this thread, before Start (f runs here), after Shutdown or from
+  // the scheduler thread itself (an error). R is constructible from a Status.
+  template <typename R>
+  void CallAsync(std::function<R()> f, std::function<void(R)> done,
+                 Wait wait = Wait::kDurable);
+  // CallAsync, waiting for the result.
   template <typename R>
   R Call(absl::FunctionRef<R()> f, Wait wait = Wait::kDurable);
   // AddJob and AddStoredJob.
