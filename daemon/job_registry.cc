@@ -52,7 +52,7 @@ JobRegistry::JobRegistry(Store& store, exec::JobPolicy policy, Logger& log)
 
 absl::StatusOr<JobSync::Report> JobRegistry::Start(
     std::vector<config::FileResult> files) {
-  absl::MutexLock lock(&mu_);
+  Exclusive lock(*this);
   // The store's jobs: the API's are put in force; those of job files are
   // checked against the files once they are applied.
   struct FileJob {
@@ -106,7 +106,7 @@ absl::StatusOr<JobSync::Report> JobRegistry::Start(
 }
 
 JobSync::Report JobRegistry::ApplyFiles(std::vector<config::FileResult> files) {
-  absl::MutexLock lock(&mu_);
+  Exclusive lock(*this);
   files_in_store_ = false;
   return files_->Apply(std::move(files));
 }
@@ -142,14 +142,27 @@ absl::StatusOr<std::optional<JobRecord>> JobRegistry::ReadApiJob(
   return std::optional<JobRecord>(*std::move(record));
 }
 
+JobRegistry::Exclusive::Exclusive(JobRegistry& r) : r_(r) {
+  r_.mu_.Lock();
+  ++r_.exclusive_waiting_;
+  r_.mu_.Await(absl::Condition(
+      +[](JobRegistry* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu_) {
+        return r->puts_in_flight_ == 0;
+      },
+      &r_));
+  --r_.exclusive_waiting_;
+}
+
+JobRegistry::Exclusive::~Exclusive() { r_.mu_.Unlock(); }
+
 JobRegistry::~JobRegistry() {
-  std::thread writer;
+  std::vector<std::thread> writers;
   {
     absl::MutexLock lock(&queue_mu_);
     stopping_ = true;
-    writer = std::move(writer_);
+    writers = std::move(writers_);
   }
-  if (writer.joinable()) writer.join();
+  for (std::thread& w : writers) w.join();
 }
 
 void JobRegistry::PutAsync(JobSpec spec, int64_t expected_revision,
@@ -162,51 +175,59 @@ void JobRegistry::PutAsync(JobSpec spec, int64_t expected_revision,
     if (!stopping_) {
       queue_.push_back(
           {std::move(spec), expected_revision, std::move(done), std::nullopt});
-      if (!writer_.joinable()) writer_ = std::thread([this] { WriteLoop(); });
+      while (writers_.size() < kWriters)
+        writers_.emplace_back([this] { WriteLoop(); });
       return;
     }
   }
   done(absl::UnavailableError("the daemon is stopping"));  // not under a lock
 }
 
+std::vector<JobRegistry::PendingPut> JobRegistry::TakeBatch() {
+  absl::MutexLock lock(&queue_mu_);
+  // A put of a job under way waits for that batch, also when stopping.
+  const auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
+    if (stopping_ && queue_.empty()) return true;
+    for (const PendingPut& p : queue_) {
+      if (!under_way_.contains(p.spec.key)) return true;
+    }
+    return false;
+  };
+  queue_mu_.Await(absl::Condition(&ready));
+  std::vector<PendingPut> batch, later;
+  for (PendingPut& p : queue_) {
+    // The first put of each job not under way; the rest keep their order.
+    (under_way_.insert(p.spec.key).second ? batch : later)
+        .push_back(std::move(p));
+  }
+  queue_.swap(later);
+  return batch;
+}
+
 void JobRegistry::WriteLoop() {
-  std::vector<PendingPut> waiting;
   for (;;) {
-    {
-      absl::MutexLock lock(&queue_mu_);
-      queue_mu_.Await(absl::Condition(
-          +[](JobRegistry* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->queue_mu_) {
-            return r->stopping_ || !r->queue_.empty();
-          },
-          this));
-      if (queue_.empty()) return;  // stopping
-      waiting.swap(queue_);
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      // Two puts of one job in a batch are written one after the other.
-      std::vector<PendingPut*> left;
-      for (PendingPut& p : waiting) left.push_back(&p);
-      while (!left.empty()) {
-        std::vector<PendingPut*> batch, later;
-        absl::flat_hash_set<JobKey> keys;
-        for (PendingPut* p : left)
-          (keys.insert(p->spec.key).second ? batch : later).push_back(p);
-        PutBatch(batch);
-        left.swap(later);
-      }
-    }
-    // Outside the lock: the callers' callbacks answer their clients.
-    for (PendingPut& p : waiting) p.done(*std::move(p.result));
-    waiting.clear();
+    std::vector<PendingPut> batch = TakeBatch();
+    if (batch.empty()) return;  // stopping, nothing queued
+    PutBatch(batch);
+    // The callers' callbacks answer their clients, outside the locks.
+    for (PendingPut& p : batch) p.done(*std::move(p.result));
+    absl::MutexLock lock(&queue_mu_);
+    for (const PendingPut& p : batch) under_way_.erase(p.spec.key);
   }
 }
 
-void JobRegistry::PutBatch(const std::vector<PendingPut*>& batch) {
+void JobRegistry::PutBatch(std::vector<PendingPut>& batch) {
   std::vector<JobWrite> writes;
   std::vector<PendingPut*> writers;
   std::vector<bool> created;
-  for (PendingPut* p : batch) {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](JobRegistry* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu_) {
+        return r->exclusive_waiting_ == 0;
+      },
+      this));
+  for (PendingPut& put : batch) {
+    PendingPut* p = &put;
     if (absl::Status s = CheckStarted(); !s.ok()) {
       p->result = s;
       continue;
@@ -239,8 +260,14 @@ void JobRegistry::PutBatch(const std::vector<PendingPut*>& batch) {
     created.push_back(!before->has_value());
   }
   if (writes.empty()) return;
+  // The commit, without mu_: the other writer prepares the next batch
+  // meanwhile, and no other change begins (Exclusive) until this batch is in
+  // force. Its jobs are in no other batch.
+  ++puts_in_flight_;
+  mu_.Unlock();
   absl::StatusOr<std::vector<JobRecord>> put =
       store_.PutJobs(writes, Deadline());
+  mu_.Lock();
   for (size_t i = 0; i < writers.size(); ++i) {
     if (!put.ok()) {
       writers[i]->result = put.status();
@@ -258,10 +285,11 @@ void JobRegistry::PutBatch(const std::vector<PendingPut*>& batch) {
       writers[i]->result = s;
     }
   }
+  --puts_in_flight_;
 }
 
 absl::Status JobRegistry::Delete(const JobKey& key, int64_t expected_revision) {
-  absl::MutexLock lock(&mu_);
+  Exclusive lock(*this);
   RETURN_IF_ERROR(CheckStarted());
   ASSIGN_OR_RETURN(std::optional<JobRecord> record, ReadApiJob(key));
   if (!record.has_value())
@@ -280,7 +308,7 @@ absl::Status JobRegistry::Delete(const JobKey& key, int64_t expected_revision) {
 
 absl::StatusOr<JobRecord> JobRegistry::SetPaused(const JobKey& key,
                                                  bool paused) {
-  absl::MutexLock lock(&mu_);
+  Exclusive lock(*this);
   RETURN_IF_ERROR(CheckStarted());
   ASSIGN_OR_RETURN(std::optional<JobRecord> record, ReadApiJob(key));
   if (!record.has_value())
@@ -310,7 +338,7 @@ void JobRegistry::Wrote(int64_t revision) {
 }
 
 absl::StatusOr<int> JobRegistry::FollowStore() {
-  absl::MutexLock lock(&mu_);
+  Exclusive lock(*this);
   if (scheduler_ == nullptr)
     return absl::FailedPreconditionError("a standby follows nothing");
   int applied = 0;

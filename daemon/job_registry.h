@@ -26,11 +26,16 @@
 // changed it meanwhile).
 //
 // Changes are durable before they are answered. Puts are written by the
-// registry's own thread (started at the first put), and the puts that arrive
-// while a batch is being written are written together: one store transaction
-// per batch (group commit), so many clients creating jobs at once do not
-// queue behind one fsync each, and no caller's thread waits for the commit
-// (PutAsync).
+// registry's own threads (started at the first put), and the puts that
+// arrive while a batch is being written are written together: one store
+// transaction per batch (group commit), so many clients creating jobs at once
+// do not queue behind one fsync each, and no caller's thread waits for the
+// commit (PutAsync). Two batches may be under way at once -- one prepared
+// (checked, read) while the other commits -- so the store's next commit
+// follows its last without waiting for the registry; a job is in at most one
+// of them (a put of a job whose put is under way waits for the next batch),
+// and every other change waits until no batch is between its store write and
+// its scheduler update, so that it finds the two agreeing.
 //
 // Thread-safety: every method may be called from any thread; they are
 // serialized (a batch of puts counts as one).
@@ -45,6 +50,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "chime/scheduler.h"
 #include "chime/store.h"
@@ -86,7 +92,7 @@ class JobRegistry final : public api::JobDefinitions {
 
   // api::JobDefinitions. Each is done (returns, or calls `done`) once the
   // change is durable in the store and in force in the scheduler. PutAsync's
-  // `done` runs on the registry's thread.
+  // `done` runs on one of the registry's threads.
   void PutAsync(JobSpec spec, int64_t expected_revision, PutDone done) override;
   absl::Status Delete(const JobKey& key, int64_t expected_revision) override;
   absl::StatusOr<JobRecord> SetPaused(const JobKey& key, bool paused) override;
@@ -109,12 +115,25 @@ class JobRegistry final : public api::JobDefinitions {
     PutDone done;
     std::optional<absl::StatusOr<PutResult>> result;
   };
-  // The registry's thread: writes the queued puts, a batch at a time, until
-  // the destructor and nothing is queued.
+  // Each of the registry's kWriters threads: writes the queued puts, a batch
+  // at a time, until the destructor and nothing is queued.
   void WriteLoop();
+  // Takes the queued puts of jobs not under way (the first of each job),
+  // marking their jobs under way; waits for one unless stopping. Empty:
+  // stopping, and nothing is queued.
+  std::vector<PendingPut> TakeBatch();
   // Writes `batch` (distinct keys), setting each item's result.
-  void PutBatch(const std::vector<PendingPut*>& batch)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PutBatch(std::vector<PendingPut>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  // mu_, once no batch of puts is between its store write and its scheduler
+  // update; batches not yet begun wait meanwhile.
+  class ABSL_SCOPED_LOCKABLE Exclusive {
+   public:
+    explicit Exclusive(JobRegistry& r) ABSL_EXCLUSIVE_LOCK_FUNCTION(r.mu_);
+    ~Exclusive() ABSL_UNLOCK_FUNCTION();
+
+   private:
+    JobRegistry& r_;
+  };
   // The store's record of `key` (nullopt if none), once the store has every
   // job file's jobs; FailedPrecondition, naming the file, for a job a job
   // file defines.
@@ -140,12 +159,19 @@ class JobRegistry final : public api::JobDefinitions {
   // changes this registry wrote after it (a few: each is dropped once read).
   int64_t followed_revision_ ABSL_GUARDED_BY(mu_) = 0;
   absl::btree_set<int64_t> own_revisions_ ABSL_GUARDED_BY(mu_);
+  // Batches between their checks and their scheduler update, and changes
+  // waiting for none to be (Exclusive).
+  int puts_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  int exclusive_waiting_ ABSL_GUARDED_BY(mu_) = 0;
 
-  // Puts waiting for the next batch, and the thread that writes them.
+  // Puts waiting for a batch, the jobs of the batches under way, and the
+  // threads that write them.
+  static constexpr int kWriters = 2;
   absl::Mutex queue_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   std::vector<PendingPut> queue_ ABSL_GUARDED_BY(queue_mu_);
+  absl::flat_hash_set<JobKey> under_way_ ABSL_GUARDED_BY(queue_mu_);
   bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
-  std::thread writer_ ABSL_GUARDED_BY(queue_mu_);
+  std::vector<std::thread> writers_ ABSL_GUARDED_BY(queue_mu_);
 };
 
 }  // namespace chime::daemon

@@ -3,6 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "src/api/json_writer.h"
+#include "src/time/rfc3339.h"
 
 namespace chime::daemon {
 namespace {
@@ -53,21 +55,37 @@ Logger::Logger(std::FILE* out, LogFormat format, LogLevel min_level,
 std::string Logger::Render(LogLevel level, absl::string_view msg,
                            std::initializer_list<Field> fields) const {
   // Milliseconds, always three digits: lines line up.
-  const std::string ts = absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", clock_.Now(),
-                                          absl::UTCTimeZone());
+  const absl::Time now = clock_.Now();
+  const absl::Time second = absl::FromUnixSeconds(absl::ToUnixSeconds(now));
+  std::string ts;
+  time::AppendUtc(second, &ts);  // "...:SSZ"
+  ts.pop_back();
+  const int64_t ms = absl::ToInt64Milliseconds(now - second);
+  absl::StrAppend(&ts, ".", ms < 100 ? (ms < 10 ? "00" : "0") : "", ms, "Z");
+  std::string line;
   if (format_ == LogFormat::kJson) {
-    nlohmann::ordered_json j;
-    j["ts"] = ts;
-    j["level"] = std::string(LogLevelName(level));
-    j["msg"] = std::string(msg);
+    // As nlohmann would print the object, invalid UTF-8 replaced.
+    api::JsonWriter j(&line);
+    j.BeginObject()
+        .Key("ts")
+        .String(ts)
+        .Key("level")
+        .String(LogLevelName(level))
+        .Key("msg")
+        .String(msg);
     for (const auto& [key, value] : fields) {
-      std::visit([&](const auto& v) { j[std::string(key)] = v; }, value);
+      j.Key(key);
+      if (const int64_t* n = std::get_if<int64_t>(&value)) {
+        j.Int(*n);
+      } else {
+        j.String(std::get<std::string>(value));
+      }
     }
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-           "\n";
+    j.EndObject();
+    line += "\n";
+    return line;
   }
-  std::string line =
-      absl::StrCat(ts, " ", Upper(LogLevelName(level)), " ", msg);
+  line = absl::StrCat(ts, " ", Upper(LogLevelName(level)), " ", msg);
   for (const auto& [key, value] : fields) {
     absl::StrAppend(&line, " ", key, "=");
     AppendTextValue(value, &line);

@@ -39,6 +39,7 @@ class Logger {
   // `min_level` or above, stamped with `clock`'s wall time.
   Logger(std::FILE* out, LogFormat format, LogLevel min_level, Clock& clock);
 
+  // Field names are distinct, and none is ts, level or msg.
   void Log(LogLevel level, absl::string_view msg,
            std::initializer_list<Field> fields = {});
   void Info(absl::string_view msg, std::initializer_list<Field> fields = {}) {

@@ -4,9 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "src/config/job_file.h"
 
 namespace chime::api {
@@ -81,27 +79,11 @@ absl::StatusOr<JobSpec> ReadJobJson(Json body, const JobKey* key) {
       }
     }
   }
-  // Indented, one field per line; the reader's "body:line:col: " prefix is
-  // dropped, as the field path it names is what the client knows.
-  std::string text;
-  try {
-    text = body.dump(1);
-  } catch (const Json::exception&) {
-    return absl::InvalidArgumentError("body: a string is not valid UTF-8");
-  }
-  absl::StatusOr<std::vector<JobSpec>> jobs =
-      config::ParseJobFile("body", text);
+  absl::StatusOr<std::vector<JobSpec>> jobs = config::ParseJobJson(body);
   if (!jobs.ok()) {
-    absl::string_view message = jobs.status().message();
-    if (absl::ConsumePrefix(&message, "body:")) {
-      // "<line>:<column>: <field>: <message>"
-      for (int colons = 0; colons < 2 && !message.empty();) {
-        if (message.front() == ':') ++colons;
-        message.remove_prefix(1);
-      }
-      message = absl::StripLeadingAsciiWhitespace(message);
-    }
-    return absl::InvalidArgumentError(message);
+    if (jobs.status().message() == "a string is not valid UTF-8")
+      return absl::InvalidArgumentError("body: a string is not valid UTF-8");
+    return jobs.status();
   }
   if (jobs->size() != 1) {
     return absl::InvalidArgumentError(

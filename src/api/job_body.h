@@ -1,6 +1,6 @@
 // Request bodies that define a job: JSON in the job-file shape (docs/jobs.md,
-// config::JobToJson), read by the job-file reader so that the API takes
-// exactly what job files take.
+// config::JobToJson), read by the job-file reader (config::ParseJobJson) so
+// that the API takes exactly what job files take.
 //
 // Every error is InvalidArgument with a message for the client, naming the
 // field ("retry.max_attempts: 0 is below 1") or the position in the text

@@ -15,8 +15,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "src/base/status_macros.h"
 #include "src/config/job_fields.h"
+#include "src/config/json_tree.h"
 #include "src/config/yaml_fields.h"
 #include "src/config/yaml_tree.h"
 
@@ -71,9 +73,9 @@ absl::StatusOr<std::vector<FileJob>> ReadDocument(const internal::Node& root) {
   return out;
 }
 
-// All of `text`'s jobs. Errors lack the file name.
-absl::StatusOr<std::vector<FileJob>> ReadText(absl::string_view text) {
-  ASSIGN_OR_RETURN(internal::YamlStream yaml, internal::ParseYaml(text));
+// All of `yaml`'s jobs. Errors lack the file name.
+absl::StatusOr<std::vector<FileJob>> ReadStream(
+    const internal::YamlStream& yaml) {
   // Empty documents ("---" at the end) hold nothing.
   std::vector<const internal::Node*> docs;
   for (const internal::Node* root : yaml.documents()) {
@@ -99,7 +101,28 @@ absl::StatusOr<std::vector<FileJob>> ReadText(absl::string_view text) {
   return jobs;
 }
 
+absl::StatusOr<std::vector<FileJob>> ReadText(absl::string_view text) {
+  ASSIGN_OR_RETURN(internal::YamlStream yaml, internal::ParseYaml(text));
+  return ReadStream(yaml);
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<JobSpec>> ParseJobJson(
+    const nlohmann::ordered_json& json) {
+  ASSIGN_OR_RETURN(internal::YamlStream yaml, internal::TreeFromJson(json));
+  absl::StatusOr<std::vector<FileJob>> jobs = ReadStream(yaml);
+  if (!jobs.ok()) {
+    // Every node is at 0:0: the message's "1:1: " says nothing.
+    absl::string_view message = jobs.status().message();
+    absl::ConsumePrefix(&message, "1:1: ");
+    return absl::InvalidArgumentError(message);
+  }
+  std::vector<JobSpec> specs;
+  specs.reserve(jobs->size());
+  for (FileJob& job : *jobs) specs.push_back(std::move(job.spec));
+  return specs;
+}
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

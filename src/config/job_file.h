@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "chime/job.h"
+#include "nlohmann/json.hpp"
 
 namespace chime::config {
 
@@ -56,6 +57,13 @@ absl::StatusOr<std::vector<FileJob>> ParseJobFileWithLocations(
 // ParseJobFileWithLocations without the locations.
 absl::StatusOr<std::vector<JobSpec>> ParseJobFile(
     absl::string_view path_for_messages, absl::string_view text);
+
+// The jobs of `json`, a value in the job-file shape: as ParseJobFile would
+// read the JSON's text (JSON is YAML), without printing and parsing it.
+// Errors are InvalidArgument "<field path>: <message>" (no position: the
+// value has none), or "a string is not valid UTF-8".
+absl::StatusOr<std::vector<JobSpec>> ParseJobJson(
+    const nlohmann::ordered_json& json);
 
 // The outcome of one file of a jobs directory.
 struct FileResult {

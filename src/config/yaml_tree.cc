@@ -79,17 +79,102 @@ bool Matches(const char* want, const char* got) {
 
 }  // namespace
 
-// Builds a YamlStream from libyaml's events. Collections are built bottom-up:
-// a collection's children collect on `pending_` until its end event, then move
-// to the stream's child array as one contiguous run. Nodes and scalar text
-// are addressed by index while the vectors grow and turned into pointers once
-// at the end (Finish).
+// --- TreeAssembler ---
+// Collections are built bottom-up: a collection's children collect on
+// `pending_` until it ends, then move to the stream's child array as one
+// contiguous run. Nodes and scalar text are addressed by index while the
+// vectors grow and turned into pointers once at the end (Finish).
+
+TreeAssembler::TreeAssembler(size_t text_hint) {
+  stream_.text_.reserve(text_hint);
+}
+
+uint32_t TreeAssembler::NewNode(Node::Kind kind, const Mark& mark) {
+  const auto n = static_cast<uint32_t>(stream_.nodes_.size());
+  Node& node = stream_.nodes_.emplace_back();
+  node.kind_ = kind;
+  node.mark_ = mark;
+  spans_.emplace_back();
+  return n;
+}
+
+uint32_t TreeAssembler::Scalar(absl::string_view text, bool plain,
+                               const Mark& mark) {
+  const uint32_t n = NewNode(Node::Kind::kScalar, mark);
+  stream_.nodes_[n].plain_ = plain;
+  spans_[n].text_offset = static_cast<uint32_t>(stream_.text_.size());
+  spans_[n].text_size = static_cast<uint32_t>(text.size());
+  stream_.text_.insert(stream_.text_.end(), text.begin(), text.end());
+  Add(n);
+  return n;
+}
+
+uint32_t TreeAssembler::Null(const Mark& mark) {
+  const uint32_t n = NewNode(Node::Kind::kNull, mark);
+  stream_.nodes_[n].plain_ = true;  // a null is written plain
+  Add(n);
+  return n;
+}
+
+uint32_t TreeAssembler::Start(Node::Kind kind, const Mark& mark) {
+  const uint32_t n = NewNode(kind, mark);
+  Add(n);
+  open_.push_back({.node = n, .first_pending = pending_.size()});
+  return n;
+}
+
+void TreeAssembler::Add(uint32_t n) {
+  if (open_.empty()) {
+    root_ = n;
+  } else {
+    pending_.push_back(n);
+  }
+}
+
+void TreeAssembler::End() {
+  const Open top = open_.back();
+  open_.pop_back();
+  const size_t count = pending_.size() - top.first_pending;
+  Node& node = stream_.nodes_[top.node];
+  node.size_ = static_cast<uint32_t>(node.IsMapping() ? count / 2 : count);
+  spans_[top.node].first_child = static_cast<uint32_t>(child_index_.size());
+  child_index_.insert(child_index_.end(), pending_.begin() + top.first_pending,
+                      pending_.end());
+  pending_.resize(top.first_pending);
+}
+
+bool TreeAssembler::IsOpen(uint32_t n) const {
+  for (const Open& o : open_) {
+    if (o.node == n) return true;
+  }
+  return false;
+}
+
+YamlStream TreeAssembler::Finish() {
+  YamlStream& s = stream_;
+  s.children_.reserve(child_index_.size());
+  for (uint32_t n : child_index_) s.children_.push_back(&s.nodes_[n]);
+  for (size_t i = 0; i < s.nodes_.size(); ++i) {
+    Node& node = s.nodes_[i];
+    const Span& span = spans_[i];
+    if (node.IsScalar()) {
+      node.text_ =
+          absl::string_view(s.text_.data() + span.text_offset, span.text_size);
+    } else if (node.size_ > 0) {
+      node.children_ = s.children_.data() + span.first_child;
+    }
+  }
+  for (uint32_t root : roots_) s.documents_.push_back(&s.nodes_[root]);
+  return std::move(stream_);
+}
+
+// --- ParseYaml: libyaml's events into a TreeAssembler ---
+
 class TreeBuilder {
  public:
-  explicit TreeBuilder(absl::string_view text) : text_(text) {
-    // Scalars rarely outgrow the text that spells them.
-    stream_.text_.reserve(text.size());
-  }
+  // Scalars rarely outgrow the text that spells them.
+  explicit TreeBuilder(absl::string_view text)
+      : text_(text), tree_(text.size()) {}
 
   absl::StatusOr<YamlStream> Run() {
     if (text_.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
@@ -115,22 +200,10 @@ class TreeBuilder {
     }
     yaml_parser_delete(&parser);
     if (!status.ok()) return status;
-    Finish();
-    return std::move(stream_);
+    return tree_.Finish();
   }
 
  private:
-  struct Open {
-    uint32_t node;
-    size_t first_pending;
-  };
-  // Where a node's text and children are until Finish.
-  struct Span {
-    uint32_t text_offset = 0;
-    uint32_t text_size = 0;
-    uint32_t first_child = 0;
-  };
-
   absl::Status Handle(const yaml_event_t& event) {
     const Mark mark = ToMark(event.start_mark);
     switch (event.type) {
@@ -138,7 +211,7 @@ class TreeBuilder {
         anchors_.clear();
         return absl::OkStatus();
       case YAML_DOCUMENT_END_EVENT:
-        roots_.push_back(root_);
+        tree_.EndDocument();
         return absl::OkStatus();
       case YAML_ALIAS_EVENT:
         return Alias(reinterpret_cast<const char*>(event.data.alias.anchor),
@@ -149,73 +222,31 @@ class TreeBuilder {
                                       s.length);
         const bool plain = s.style == YAML_PLAIN_SCALAR_STYLE;
         const bool null = plain && s.tag == nullptr && IsNullText(value);
-        const uint32_t n = NewNode(
-            null ? Node::Kind::kNull : Node::Kind::kScalar, mark, s.anchor);
-        stream_.nodes_[n].plain_ = plain;
-        if (!null) {
-          spans_[n].text_offset = static_cast<uint32_t>(stream_.text_.size());
-          spans_[n].text_size = static_cast<uint32_t>(value.size());
-          stream_.text_.insert(stream_.text_.end(), value.begin(), value.end());
-        }
-        Add(n);
+        Anchor(s.anchor,
+               null ? tree_.Null(mark) : tree_.Scalar(value, plain, mark));
         return absl::OkStatus();
       }
       case YAML_SEQUENCE_START_EVENT:
-        Start(NewNode(Node::Kind::kSequence, mark,
-                      event.data.sequence_start.anchor));
+        Anchor(event.data.sequence_start.anchor,
+               tree_.Start(Node::Kind::kSequence, mark));
         return absl::OkStatus();
       case YAML_MAPPING_START_EVENT:
-        Start(NewNode(Node::Kind::kMapping, mark,
-                      event.data.mapping_start.anchor));
+        Anchor(event.data.mapping_start.anchor,
+               tree_.Start(Node::Kind::kMapping, mark));
         return absl::OkStatus();
       case YAML_SEQUENCE_END_EVENT:
       case YAML_MAPPING_END_EVENT:
-        End();
+        // libyaml pairs every start with an end, so a collection is open.
+        tree_.End();
         return absl::OkStatus();
       default:  // stream start and end
         return absl::OkStatus();
     }
   }
 
-  uint32_t NewNode(Node::Kind kind, const Mark& mark,
-                   const yaml_char_t* anchor) {
-    const auto n = static_cast<uint32_t>(stream_.nodes_.size());
-    Node& node = stream_.nodes_.emplace_back();
-    node.kind_ = kind;
-    node.mark_ = mark;
-    spans_.emplace_back();
-    if (anchor != nullptr) {
-      // A later anchor of the same name replaces the earlier one.
-      anchors_[reinterpret_cast<const char*>(anchor)] = n;
-    }
-    return n;
-  }
-
-  // Makes node `n` the next child of the open collection, or the root.
-  void Add(uint32_t n) {
-    if (open_.empty()) {
-      root_ = n;
-    } else {
-      pending_.push_back(n);
-    }
-  }
-
-  void Start(uint32_t n) {
-    Add(n);
-    open_.push_back({.node = n, .first_pending = pending_.size()});
-  }
-
-  void End() {
-    // libyaml pairs every start with an end, so a collection is open.
-    const Open top = open_.back();
-    open_.pop_back();
-    const size_t count = pending_.size() - top.first_pending;
-    Node& node = stream_.nodes_[top.node];
-    node.size_ = static_cast<uint32_t>(node.IsMapping() ? count / 2 : count);
-    spans_[top.node].first_child = static_cast<uint32_t>(child_index_.size());
-    child_index_.insert(child_index_.end(),
-                        pending_.begin() + top.first_pending, pending_.end());
-    pending_.resize(top.first_pending);
+  void Anchor(const yaml_char_t* anchor, uint32_t n) {
+    // A later anchor of the same name replaces the earlier one.
+    if (anchor != nullptr) anchors_[reinterpret_cast<const char*>(anchor)] = n;
   }
 
   absl::Status Alias(const char* name, const Mark& mark) {
@@ -223,13 +254,11 @@ class TreeBuilder {
     if (it == anchors_.end()) {
       return Error(mark, "the referenced anchor is not defined");
     }
-    for (const Open& o : open_) {
-      if (o.node == it->second) {
-        return Error(mark, absl::StrCat("the alias *", name,
-                                        " refers to a value that contains it"));
-      }
+    if (tree_.IsOpen(it->second)) {
+      return Error(mark, absl::StrCat("the alias *", name,
+                                      " refers to a value that contains it"));
     }
-    Add(it->second);
+    tree_.AddExisting(it->second);
     return absl::OkStatus();
   }
 
@@ -273,32 +302,9 @@ class TreeBuilder {
     return absl::InvalidArgumentError(message);
   }
 
-  void Finish() {
-    YamlStream& s = stream_;
-    s.children_.reserve(child_index_.size());
-    for (uint32_t n : child_index_) s.children_.push_back(&s.nodes_[n]);
-    for (size_t i = 0; i < s.nodes_.size(); ++i) {
-      Node& node = s.nodes_[i];
-      const Span& span = spans_[i];
-      if (node.IsScalar()) {
-        node.text_ = absl::string_view(s.text_.data() + span.text_offset,
-                                       span.text_size);
-      } else if (node.size_ > 0) {
-        node.children_ = s.children_.data() + span.first_child;
-      }
-    }
-    for (uint32_t root : roots_) s.documents_.push_back(&s.nodes_[root]);
-  }
-
   const absl::string_view text_;
-  YamlStream stream_;
-  std::vector<Span> spans_;            // parallel to stream_.nodes_
-  std::vector<uint32_t> child_index_;  // becomes stream_.children_
-  std::vector<uint32_t> pending_;      // children of the open collections
-  std::vector<Open> open_;             // innermost last
+  TreeAssembler tree_;
   std::map<std::string, uint32_t, std::less<>> anchors_;
-  uint32_t root_ = 0;
-  std::vector<uint32_t> roots_;
 };
 
 Node Node::Scalar(absl::string_view text) {

@@ -82,7 +82,7 @@ class Node {
   const Node* Find(absl::string_view name) const;
 
  private:
-  friend class TreeBuilder;
+  friend class TreeAssembler;
 
   Kind kind_ = Kind::kNull;
   bool plain_ = false;
@@ -106,12 +106,68 @@ class YamlStream {
   const std::vector<const Node*>& documents() const { return documents_; }
 
  private:
-  friend class TreeBuilder;
+  friend class TreeAssembler;
 
   std::vector<Node> nodes_;
   std::vector<const Node*> children_;
   std::vector<char> text_;  // every scalar's text, back to back
   std::vector<const Node*> documents_;
+};
+
+// Builds a YamlStream node by node, in document order: a parser's events
+// (ParseYaml's libyaml events; a JSON value's walk, json_tree.h) become
+// calls. Each call returns the node's number, which an alias may add again.
+//
+//   TreeAssembler t;
+//   t.Start(Node::Kind::kMapping, mark);
+//   t.Scalar("id", /*plain=*/false, mark);
+//   t.Scalar("backup", /*plain=*/false, mark);
+//   t.End();
+//   t.EndDocument();
+//   YamlStream stream = t.Finish();
+class TreeAssembler {
+ public:
+  // `text_hint`: about how many bytes of scalar text to expect.
+  explicit TreeAssembler(size_t text_hint = 0);
+
+  // A scalar, or a null, as the next child of the open collection (or as
+  // the document's root).
+  uint32_t Scalar(absl::string_view text, bool plain, const Mark& mark);
+  uint32_t Null(const Mark& mark);
+  // Opens a sequence or mapping as the next child; its children follow, a
+  // mapping's as key, value, key, value. REQUIRES: End for each Start.
+  uint32_t Start(Node::Kind kind, const Mark& mark);
+  void End();
+  // Node `n`, made before and complete, as the next child again (an alias).
+  void AddExisting(uint32_t n) { Add(n); }
+  // Whether node `n` is a collection not yet ended.
+  bool IsOpen(uint32_t n) const;
+  // The last root made is a document.
+  void EndDocument() { roots_.push_back(root_); }
+  // The stream; the assembler is spent.
+  YamlStream Finish();
+
+ private:
+  struct Open {
+    uint32_t node;
+    size_t first_pending;
+  };
+  // Where a node's text and children are until Finish.
+  struct Span {
+    uint32_t text_offset = 0;
+    uint32_t text_size = 0;
+    uint32_t first_child = 0;
+  };
+  uint32_t NewNode(Node::Kind kind, const Mark& mark);
+  void Add(uint32_t n);
+
+  YamlStream stream_;
+  std::vector<Span> spans_;            // parallel to stream_.nodes_
+  std::vector<uint32_t> child_index_;  // becomes stream_.children_
+  std::vector<uint32_t> pending_;      // children of the open collections
+  std::vector<Open> open_;             // innermost last
+  uint32_t root_ = 0;
+  std::vector<uint32_t> roots_;
 };
 
 // Parses every document of `text` (UTF-8, or UTF-16 with a byte-order mark).

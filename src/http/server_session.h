@@ -38,6 +38,7 @@
 #include "boost/beast/http.hpp"
 #include "boost/beast/ssl.hpp"
 #include "src/http/deferred_response.h"
+#include "src/http/response_head.h"
 #include "src/http/response_stream.h"
 #include "src/http/router.h"
 #include "src/http/server.h"
@@ -61,23 +62,6 @@ inline constexpr size_t kMaxLingerBytes = 256 * 1024;
 
 inline std::chrono::steady_clock::duration ToChrono(absl::Duration d) {
   return absl::ToChronoNanoseconds(d);
-}
-
-inline bool IsToken(absl::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
-           absl::StrContains("!#$%&'*+-.^_`|~", c);
-  });
-}
-
-// Handler-supplied headers that would break the framing or inject lines.
-inline bool IsAcceptableExtraHeader(const std::string& name,
-                                    const std::string& value) {
-  for (absl::string_view own :
-       {"Content-Length", "Connection", "Date", "Transfer-Encoding"}) {
-    if (absl::EqualsIgnoreCase(name, own)) return false;
-  }
-  return IsToken(name) && value.find_first_of("\r\n\0", 0, 3) == value.npos;
 }
 
 // One connection: (TLS: handshake,) read a request, answer it, repeat while
@@ -218,18 +202,18 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       StreamControl::Finish(*answer.stream);  // it will not be sent
     }
     if (answer.status < 200 || answer.status > 599) answer = ErrorResponse(500);
-    response_ = {};
-    SetHead(response_, answer, version);
-    // 204 and 304 carry no body and (204) no Content-Length; a HEAD answer
-    // states the length of the body it leaves out.
-    if (answer.status != 204 && answer.status != 304) {
-      response_.content_length(answer.body.size());
-      if (!head) response_.body() = std::move(answer.body);
-    }
-    response_.keep_alive(keep_alive);
+    // The head by hand (response_head.h), the body as the handler made it:
+    // one gathered write.
+    const bool bodiless_or_head =
+        answer.status == 204 || answer.status == 304 || head;
+    head_out_ = FormatResponseHead(answer, version % 10, keep_alive,
+                                   answer.body.size(), absl::Now());
+    body_out_ = bodiless_or_head ? std::string() : std::move(answer.body);
     Tcp().expires_after(ToChrono(options_.write_timeout));
-    bhttp::async_write(
-        stream_, response_,
+    const std::array<net::const_buffer, 2> out = {net::buffer(head_out_),
+                                                  net::buffer(body_out_)};
+    net::async_write(
+        stream_, out,
         beast::bind_front_handler(&Session::OnWrite, this->shared_from_this(),
                                   keep_alive));
   }
@@ -451,7 +435,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   uint64_t awaiting_ = 0;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
-  bhttp::response<bhttp::string_body> response_;
+  // A whole response while it is written.
+  std::string head_out_;
+  std::string body_out_;
   char scratch_[4096];
   size_t drained_ = 0;
   // A streamed response: its body, the head while it is written, the chunk

@@ -91,6 +91,11 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   // cache keeps the pages that groups of scattered writes touch.
   RETURN_IF_ERROR(db.Exec("PRAGMA wal_autocheckpoint = 10000"));
   RETURN_IF_ERROR(db.Exec("PRAGMA cache_size = -16384"));  // KiB
+  // Each write of a group runs in its own SAVEPOINT, which keeps the pages it
+  // changes in a statement journal: in memory, not in a temporary file (a
+  // pwrite per page changed, about a quarter of the store thread's CPU in a
+  // burst of job creations). It holds at most the pages one group changes.
+  RETURN_IF_ERROR(db.Exec("PRAGMA temp_store = MEMORY"));
   RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
   absl::Status migrated = [&]() -> absl::Status {
     RETURN_IF_ERROR(MigrateSchema(db).status());
@@ -253,12 +258,13 @@ absl::Status SqliteStore::Read(MonoTime deadline,
     db = std::move(free_readers_.back());
     free_readers_.pop_back();
   }
-  absl::Status status = db->Exec("BEGIN");
+  // Cached statements: sqlite3_exec would parse them at every read.
+  absl::Status status = db->Run("BEGIN");
   if (status.ok()) {
     status = read(*db);
-    db->Exec(status.ok() ? "COMMIT" : "ROLLBACK").IgnoreError();
+    db->Run(status.ok() ? "COMMIT" : "ROLLBACK").IgnoreError();
   }
-  if (db->InTransaction()) db->Exec("ROLLBACK").IgnoreError();
+  if (db->InTransaction()) db->Run("ROLLBACK").IgnoreError();
   if (db->InTransaction()) {
     // A connection stuck in its transaction would serve an old snapshot:
     // it is replaced (kept if a new one cannot be opened: its BEGINs fail).

@@ -3,6 +3,7 @@
 // success and error cases of each route, jobs of job files refused, API jobs
 // kept across restarts, Idempotency-Key on POST.
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -276,6 +277,76 @@ TEST_F(ApiWriteTest, ChangesFromManyClientsAtOnceAreEachAnsweredAndKept) {
   ASSERT_NO_FATAL_FAILURE(Restart());
   const nlohmann::json listed = Job("/v1/jobs?namespace=many&limit=1000");
   EXPECT_EQ(listed["jobs"].size(), size_t{kClients * kJobsPerClient + 1});
+}
+
+// Creations, replacements and deletions of the same few jobs from many
+// clients at once (two batches of puts may be under way at a time, beside
+// the deletes): in the end the scheduler has exactly the jobs the store has,
+// each in the version the store has.
+TEST_F(ApiWriteTest,
+       ConcurrentChangesOfTheSameJobsLeaveStoreAndSchedulerAgreeing) {
+  constexpr int kClients = 12;
+  constexpr int kRounds = 12;
+  constexpr int kJobs = 4;
+  std::vector<std::thread> clients;
+  std::atomic<int> unexpected{0};
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      for (int r = 0; r < kRounds; ++r) {
+        const int job = (c + r) % kJobs;
+        const std::string path = absl::StrCat("/v1/jobs/same/j", job);
+        // Each version fires on its own day of January.
+        const std::string body =
+            absl::StrCat(R"({"schedule": "0 0 )", 1 + (c * kRounds + r) % 28,
+                         R"( 1 *", "http": {"url": "http://127.0.0.1:1/x"}})");
+        absl::StatusOr<HttpResult> res;
+        long ok1 = 0, ok2 = 0;
+        switch ((c * 7 + r) % 3) {
+          case 0:
+            res = HttpDo(daemon_->port(), "PUT", path, {kJson}, body);
+            ok1 = 200, ok2 = 201;
+            break;
+          case 1:
+            res = HttpDo(daemon_->port(), "DELETE", path, {}, "");
+            ok1 = 204, ok2 = 404;
+            break;
+          default:
+            res = HttpDo(
+                daemon_->port(), "POST", "/v1/jobs", {kJson},
+                absl::StrCat(R"({"id": "j)", job, R"(", "namespace": "same", )",
+                             body.substr(1)));
+            ok1 = 201, ok2 = 409;
+        }
+        if (!res.ok() || (res->status != ok1 && res->status != ok2)) {
+          ++unexpected;
+          ADD_FAILURE() << path << ": "
+                        << (res.ok() ? absl::StrCat(res->status, " ", res->body)
+                                     : res.status().ToString());
+        }
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  ASSERT_EQ(unexpected.load(), 0);
+  int in_store = 0;
+  for (int job = 0; job < kJobs; ++job) {
+    HttpResult r = Do("GET", absl::StrCat("/v1/jobs/same/j", job));
+    if (r.status == 404) continue;
+    ASSERT_EQ(r.status, 200) << r.body;
+    ++in_store;
+    const nlohmann::json j = nlohmann::json::parse(r.body);
+    // "0 0 <day> 1 *": the scheduler's next fire is that day of January.
+    const std::string schedule = j["spec"]["schedule"];
+    const std::string day = schedule.substr(4, schedule.find(' ', 4) - 4);
+    ASSERT_TRUE(j["status"].contains("next_fire_time")) << r.body;
+    EXPECT_THAT(std::string(j["status"]["next_fire_time"]),
+                HasSubstr(absl::StrCat("-01-", day.size() == 1 ? "0" : "", day,
+                                       "T00:00:00Z")))
+        << r.body;
+  }
+  const nlohmann::json status = Job("/v1/status");
+  // The job files' one job besides.
+  EXPECT_EQ(status["scheduler"]["jobs"], in_store + 1) << status.dump();
 }
 
 TEST_F(ApiWriteTest, PauseResumeAndDelete) {
