@@ -267,6 +267,11 @@ struct PlanOptions {
   // attempt that brings its node down would otherwise bring it down at every
   // restart. 0: no limit.
   int max_losses = 3;
+  // Whether Output carries a TransitionAction for every change of a run's
+  // state. A driver with no store and no observer of run events has nothing
+  // to do with them, and making them (a FireKey copy each, ~3 per fire) was
+  // a good part of the cost of a fire.
+  bool record_transitions = true;
 };
 
 // Counts of every decision, for metrics and tests.

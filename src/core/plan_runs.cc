@@ -196,8 +196,10 @@ void Plan::Transition(Run& run, RunState to, int attempt, std::string detail,
         "run ", run.id, " (", run.fire.ToString(), "): illegal transition ",
         RunStateName(run.state), " -> ", RunStateName(to)));
   }
-  out->actions.push_back(TransitionAction{run.id, run.fire, run.state, to,
-                                          attempt, std::move(detail)});
+  if (options_.record_transitions) {
+    out->actions.push_back(TransitionAction{run.id, run.fire, run.state, to,
+                                            attempt, std::move(detail)});
+  }
   run.state = to;
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/civil_time.h"
 #include "gmock/gmock.h"
@@ -175,6 +176,36 @@ TEST(Plan, FiresEachScheduledTimeOnceAfterItsClaimIsDurable) {
 
 // A scheduler shutting down stops starting attempts before it removes its
 // jobs: removing (or finishing) one must not start another job's waiting run.
+TEST(Plan, WithoutRecordedTransitionsRunsGoTheSameWayUnrecorded) {
+  // A driver with no store and no observer asks for no TransitionActions:
+  // the runs start, retry and end as before, and are counted.
+  PlanOptions quiet;
+  quiet.record_transitions = false;
+  Harness loud, h(quiet);
+  for (Harness* x : {&loud, &h}) {
+    JobSpec spec = Cron("a", "*/5 * * * *");
+    spec.retry.max_attempts = 2;
+    spec.retry.initial_backoff = absl::Seconds(10);
+    ASSERT_THAT(x->Add(spec), IsOk());
+    x->AdvanceBy(absl::Minutes(5));
+    x->Finish(x->starts().at(0).run, 1, AttemptOutcome::kFailed, "boom");
+    x->AdvanceBy(absl::Seconds(30));
+    ASSERT_EQ(x->starts().size(), 2u);
+    x->Finish(x->starts().at(1).run, 2, AttemptOutcome::kSucceeded);
+    x->AdvanceBy(absl::Minutes(5));
+  }
+  std::vector<std::string> without_transitions;
+  for (const std::string& line : loud.TakeLog()) {
+    if (absl::StrContains(line, "persist") ||
+        absl::StrContains(line, " start ") || absl::StrContains(line, "cancel"))
+      without_transitions.push_back(line);
+  }
+  EXPECT_EQ(h.TakeLog(), without_transitions);
+  EXPECT_EQ(h.plan().counters().runs_succeeded, 1);
+  EXPECT_EQ(h.plan().counters().retries, loud.plan().counters().retries);
+  EXPECT_EQ(h.starts().size(), 3u);  // the 00:10 fire too
+}
+
 TEST(Plan, NothingStartsAfterStopStarting) {
   PlanOptions options;
   options.max_concurrent_runs = 1;

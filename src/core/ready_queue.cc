@@ -119,8 +119,13 @@ void ReadyQueue::Push(ReadyRun run) {
   it->second = RunInfo{seq, index, /*running=*/false};
 
   Namespace& ns = namespaces_[index];
-  ns.heap.push_back(Entry{run.scheduled_time, seq, run.run_id, run.priority});
-  std::push_heap(ns.heap.begin(), ns.heap.end(), Later);
+  const Entry e{run.scheduled_time, seq, run.run_id, run.priority};
+  if (ns.fifo_head == ns.fifo.size() || Later(e, ns.fifo.back())) {
+    ns.fifo.push_back(e);
+  } else {
+    ns.heap.push_back(e);
+    std::push_heap(ns.heap.begin(), ns.heap.end(), Later);
+  }
   ++ns.pending;
   ++pending_;
   if (!ns.in_ring) {
@@ -145,23 +150,47 @@ bool ReadyQueue::Remove(uint64_t run_id) {
 
 void ReadyQueue::DropTombstones(Namespace& ns) {
   if (ns.pending == 0) {
-    ns.heap = {};  // also gives back the memory of a burst
+    // Also gives back the memory of a burst.
+    ns.heap = {};
+    ns.fifo = {};
+    ns.fifo_head = 0;
   } else {
-    std::erase_if(ns.heap, [this](const Entry& e) {
+    const auto dead = [this](const Entry& e) {
       auto it = runs_.find(e.run_id);
       return it == runs_.end() || it->second.seq != e.seq;
-    });
+    };
+    std::erase_if(ns.heap, dead);
     std::make_heap(ns.heap.begin(), ns.heap.end(), Later);
+    ns.fifo.erase(ns.fifo.begin(),
+                  ns.fifo.begin() + static_cast<ptrdiff_t>(ns.fifo_head));
+    ns.fifo_head = 0;
+    std::erase_if(ns.fifo, dead);  // keeps the order
   }
   ns.tombstones = 0;
 }
 
 ReadyQueue::Entry ReadyQueue::PopBest(Namespace& ns) {
   while (true) {
-    if (ns.heap.empty()) Die("internal: pending count and heap disagree");
-    std::pop_heap(ns.heap.begin(), ns.heap.end(), Later);
-    const Entry e = ns.heap.back();
-    ns.heap.pop_back();
+    const bool fifo = ns.fifo_head < ns.fifo.size();
+    if (!fifo && ns.heap.empty())
+      Die("internal: pending count and entries disagree");
+    Entry e;
+    if (fifo &&
+        (ns.heap.empty() || !Later(ns.fifo[ns.fifo_head], ns.heap.front()))) {
+      e = ns.fifo[ns.fifo_head++];
+      if (ns.fifo_head == ns.fifo.size()) {
+        ns.fifo.clear();  // keeps the capacity for the next burst
+        ns.fifo_head = 0;
+      } else if (ns.fifo_head > 1024 && 2 * ns.fifo_head > ns.fifo.size()) {
+        ns.fifo.erase(ns.fifo.begin(),
+                      ns.fifo.begin() + static_cast<ptrdiff_t>(ns.fifo_head));
+        ns.fifo_head = 0;
+      }
+    } else {
+      std::pop_heap(ns.heap.begin(), ns.heap.end(), Later);
+      e = ns.heap.back();
+      ns.heap.pop_back();
+    }
     auto it = runs_.find(e.run_id);
     // A run removed and pushed again has a new seq: its old entry is a
     // tombstone too.

@@ -139,6 +139,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   core::PlanOptions plan;
   plan.lookahead = options.lookahead;
   plan.max_losses = options.max_losses;
+  // Transitions go to the store, or to on_run_event; with neither, nowhere.
+  plan.record_transitions =
+      options.store != nullptr || static_cast<bool>(options.on_run_event);
   plan.max_concurrent_runs = options.max_concurrent_runs == 0
                                  ? options.worker_threads
                                  : options.max_concurrent_runs;
