@@ -217,15 +217,39 @@ void JobRegistry::WriteLoop() {
 }
 
 void JobRegistry::PutBatch(std::vector<PendingPut>& batch) {
-  std::vector<JobWrite> writes;
-  std::vector<PendingPut*> writers;
-  std::vector<bool> created;
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
       +[](JobRegistry* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu_) {
         return r->exclusive_waiting_ == 0;
       },
       this));
+  std::vector<JobWrite> writes;
+  std::vector<PendingPut*> writers;
+  std::vector<bool> created;
+  // A batch of creations only, once the store has the job files' jobs, is
+  // written without reading each job first: the store refuses a creation of
+  // a job that exists (create_only), a file's included, and the batch is
+  // then written again as any other, reading each job, which says precisely
+  // why a put is refused and writes the others.
+  const bool creations =
+      started_ && files_in_store_ &&
+      std::all_of(batch.begin(), batch.end(), [](const PendingPut& p) {
+        return p.expected_revision == kNoRevision;
+      });
+  if (creations) {
+    const absl::Time now = RealClock::Get().Now();
+    for (PendingPut& p : batch) {
+      JobWrite& w = writes.emplace_back(
+          JobWrite{p.spec, kNoRevision, core::FirstWatermark(p.spec, now)});
+      w.create_only = true;
+      writers.push_back(&p);
+      created.push_back(true);
+    }
+    if (!absl::IsAborted(Commit(writes, writers, created))) return;
+    writes.clear();
+    writers.clear();
+    created.clear();
+  }
   for (PendingPut& put : batch) {
     PendingPut* p = &put;
     if (absl::Status s = CheckStarted(); !s.ok()) {
@@ -260,6 +284,15 @@ void JobRegistry::PutBatch(std::vector<PendingPut>& batch) {
     created.push_back(!before->has_value());
   }
   if (writes.empty()) return;
+  // Aborted: another node changed one of the jobs since it was read.
+  if (absl::Status s = Commit(writes, writers, created); absl::IsAborted(s)) {
+    for (PendingPut* p : writers) p->result = s;
+  }
+}
+
+absl::Status JobRegistry::Commit(const std::vector<JobWrite>& writes,
+                                 const std::vector<PendingPut*>& writers,
+                                 const std::vector<bool>& created) {
   // The commit, without mu_: the other writer prepares the next batch
   // meanwhile, and no other change begins (Exclusive) until this batch is in
   // force. Its jobs are in no other batch.
@@ -268,11 +301,7 @@ void JobRegistry::PutBatch(std::vector<PendingPut>& batch) {
   absl::StatusOr<std::vector<JobRecord>> put =
       store_.PutJobs(writes, Deadline());
   mu_.Lock();
-  for (size_t i = 0; i < writers.size(); ++i) {
-    if (!put.ok()) {
-      writers[i]->result = put.status();
-      continue;
-    }
+  for (size_t i = 0; i < writers.size() && put.ok(); ++i) {
     JobRecord& record = (*put)[i];
     absl::Status s;
     if (scheduler_ != nullptr) {
@@ -285,7 +314,11 @@ void JobRegistry::PutBatch(std::vector<PendingPut>& batch) {
       writers[i]->result = s;
     }
   }
+  if (!put.ok() && !absl::IsAborted(put.status())) {
+    for (PendingPut* p : writers) p->result = put.status();
+  }
   --puts_in_flight_;
+  return put.status();
 }
 
 absl::Status JobRegistry::Delete(const JobKey& key, int64_t expected_revision) {

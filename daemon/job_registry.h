@@ -124,6 +124,14 @@ class JobRegistry final : public api::JobDefinitions {
   std::vector<PendingPut> TakeBatch();
   // Writes `batch` (distinct keys), setting each item's result.
   void PutBatch(std::vector<PendingPut>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes `writes` (of `writers`, each `created` or not) in one store
+  // transaction, released from mu_ meanwhile, and puts them in force; sets
+  // each writer's result -- unless the store said Aborted (nothing was
+  // written), which is returned for the caller to decide.
+  absl::Status Commit(const std::vector<JobWrite>& writes,
+                      const std::vector<PendingPut*>& writers,
+                      const std::vector<bool>& created)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // mu_, once no batch of puts is between its store write and its scheduler
   // update; batches not yet begun wait meanwhile.
   class ABSL_SCOPED_LOCKABLE Exclusive {

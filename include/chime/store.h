@@ -95,9 +95,11 @@ class Store {
   // Creates or replaces each job, in one transaction. A write whose
   // expected_revision is not kAnyRevision must match: kNoRevision = the job
   // does not exist (or is deleted), otherwise its current revision; a mismatch
-  // is Aborted. Each changed job gets the next store revision; a changed
+  // is Aborted (JobWrite::create_only: the job must not exist, whatever its
+  // spec). Each changed job gets the next store revision; a changed
   // trigger, start or end bumps its generation. A spec equal to the stored one
-  // changes nothing (whatever expected_revision says). The stored watermark and
+  // changes nothing (whatever expected_revision says, unless create_only).
+  // The stored watermark and
   // its watermark_generation are kept as they are, also across a generation
   // bump -- unless the write gives a watermark (JobWrite::watermark) and
   // creates the job or bumps its generation. Returns the records in force, in

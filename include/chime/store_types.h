@@ -113,6 +113,10 @@ struct JobWrite {
   // restart would find every fire after it. InfinitePast: the watermark is
   // kept as it is.
   absl::Time watermark = absl::InfinitePast();
+  // A creation only: the job must not exist (or be deleted), even with a
+  // spec equal to this one -- which a put otherwise accepts as a re-send --
+  // and Aborted if it does. expected_revision is then not looked at.
+  bool create_only = false;
 };
 
 struct JobPage {

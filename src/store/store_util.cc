@@ -185,7 +185,8 @@ absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
   const int64_t expected = write.expected_revision;
   const std::string name = JobKeyString(write.spec.key);
   if (existing == nullptr || existing->deleted) {
-    if (expected != kAnyRevision && expected != kNoRevision) {
+    if (!write.create_only && expected != kAnyRevision &&
+        expected != kNoRevision) {
       return absl::AbortedError(absl::StrCat("job \"", name,
                                              "\" does not exist (expected "
                                              "revision ",
@@ -193,6 +194,11 @@ absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
     }
     return JobPutPlan{true, existing == nullptr ? 1 : existing->generation + 1,
                       write.watermark != absl::InfinitePast()};
+  }
+  if (write.create_only) {
+    return absl::AbortedError(absl::StrCat("job \"", name,
+                                           "\" already exists (revision ",
+                                           existing->revision, ")"));
   }
   if (existing->spec == write.spec) {
     return JobPutPlan{false, existing->generation};

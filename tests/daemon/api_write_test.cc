@@ -209,6 +209,13 @@ TEST_F(ApiWriteTest, JobsOfJobFilesAreNotChangedThroughTheApi) {
                               "/jobs/jobs.yaml; change it there";
   EXPECT_THAT(Detail(Do("PUT", "/v1/jobs/ops/nightly", kHook), 409),
               HasSubstr(because));
+  // A creation is refused by the store unread, then read to say why.
+  EXPECT_THAT(
+      Detail(Do("POST", "/v1/jobs",
+                absl::StrCat(R"({"id": "nightly", "namespace": "ops", )",
+                             std::string(kHook).substr(1))),
+             409),
+      HasSubstr(because));
   EXPECT_THAT(Detail(Do("PATCH", "/v1/jobs/ops/nightly", "{}"), 409),
               HasSubstr(because));
   EXPECT_THAT(Detail(Do("DELETE", "/v1/jobs/ops/nightly"), 409),

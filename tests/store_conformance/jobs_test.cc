@@ -102,6 +102,32 @@ TEST_P(StoreConformance, PuttingTheStoredSpecAgainChangesNothing) {
   EXPECT_EQ(again->generation, 1);
 }
 
+TEST_P(StoreConformance, ACreateOnlyPutOfAnExistingJobIsAbortedEvenIfEqual) {
+  const JobRecord a = MustPut("a");
+  JobWrite again{Spec("a"), kNoRevision};
+  again.create_only = true;
+  // Equal to the stored spec: a plain put would accept it as a re-send.
+  EXPECT_THAT(
+      store().PutJobs({&again, 1}, kForever),
+      StatusIs(absl::StatusCode::kAborted, HasSubstr("already exists")));
+  // With another new job in the batch: nothing of it is written.
+  JobWrite fresh{Spec("fresh"), kNoRevision};
+  fresh.create_only = true;
+  std::vector<JobWrite> both = {fresh, again};
+  EXPECT_THAT(store().PutJobs(both, kForever),
+              StatusIs(absl::StatusCode::kAborted));
+  EXPECT_THAT(store().GetJob(Spec("fresh").key, kForever),
+              StatusIs(absl::StatusCode::kNotFound));
+  // A new job, and a deleted one put back, are created.
+  ASSERT_THAT(store().DeleteJob(a.spec.key, a.revision, kForever), IsOk());
+  both[1].expected_revision = kAnyRevision;  // not looked at
+  absl::StatusOr<std::vector<JobRecord>> done = store().PutJobs(both, kForever);
+  ASSERT_THAT(done, IsOk());
+  EXPECT_THAT(Ids(*done), ElementsAre("fresh", "a"));
+  EXPECT_EQ((*done)[1].id, a.id);
+  EXPECT_EQ((*done)[1].generation, 2);
+}
+
 TEST_P(StoreConformance, PutJobsIsAllOrNothing) {
   const JobRecord a = MustPut("a");
   JobSpec a2 = Spec("a");
