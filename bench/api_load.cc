@@ -34,10 +34,12 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_args.h"
 #include "boost/asio/connect.hpp"
+#include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/post.hpp"
@@ -96,10 +98,27 @@ class StartLine {
   // `go` runs (on its client's loop) when every client has arrived.
   void Arrive(asio::io_context& ioc, std::function<void()> go);
   Clock::time_point start() const { return start_; }
+  // Runs `done` once each of `clients` has called Finished.
+  void OnAllDone(int clients, std::function<void()> done) {
+    std::lock_guard<std::mutex> lock(mu_);
+    unfinished_ = clients;
+    all_done_ = std::move(done);
+  }
+  // A client has answered or given up every request of its share.
+  void Finished() {
+    std::function<void()> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--unfinished_ == 0) done = std::move(all_done_);
+    }
+    if (done) done();
+  }
 
  private:
   std::mutex mu_;
   int waiting_;
+  int unfinished_ = 0;
+  std::function<void()> all_done_;
   std::vector<std::pair<asio::io_context*, std::function<void()>>> parked_;
   Clock::time_point start_;
 };
@@ -164,7 +183,7 @@ class Client : public std::enable_shared_from_this<Client> {
       start_->Arrive(ioc_, [self = shared_from_this()] { self->Next(); });
       return;
     }
-    if (sent_ >= config_.warmup + requests_) return;  // done
+    if (sent_ >= config_.warmup + requests_) return Finish();
     if (config_.mode == "create") {
       const std::string name =
           warming() ? name_prefix_ + "w" + std::to_string(sent_)
@@ -207,7 +226,8 @@ class Client : public std::enable_shared_from_this<Client> {
       if (out_->first_error.empty())
         out_->first_error = "HTTP " + std::to_string(status);
     }
-    if (!response_.keep_alive()) return Abandon("the server closed");
+    if (!response_.keep_alive() && sent_ < config_.warmup + requests_)
+      return Abandon("the server closed the connection");
     Next();
   }
 
@@ -227,6 +247,13 @@ class Client : public std::enable_shared_from_this<Client> {
   void GiveUp() {
     out_->failed += config_.warmup + requests_ - sent_;
     sent_ = config_.warmup + requests_;
+    Finish();
+  }
+  void Finish() {
+    if (std::exchange(finished_, true)) return;
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    start_->Finished();
   }
 
   asio::io_context& ioc_;
@@ -241,6 +268,7 @@ class Client : public std::enable_shared_from_this<Client> {
   boost::beast::flat_buffer buffer_;
   int64_t sent_ = 0;  // answered or given up, warm-up included
   bool arrived_ = false;
+  bool finished_ = false;
   Clock::time_point began_;
 };
 
@@ -285,6 +313,10 @@ int main(int argc, char** argv) {
   config.prefix = args.String("prefix");
   config.warmup = args.Int("warmup");
   const int clients = static_cast<int>(args.Int("clients"));
+  if (clients < 1) {
+    std::cerr << "api_load: --clients is at least 1\n";
+    return 2;
+  }
   const int threads =
       std::max(1, std::min(clients, static_cast<int>(args.Int("threads"))));
   const int64_t requests = args.Int("requests");
@@ -309,6 +341,14 @@ int main(int argc, char** argv) {
                              &results[c])
         ->Begin(endpoints);
   }
+  // A client waiting at the start line has nothing pending on its loop:
+  // the loops run until every client is done.
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>>
+      guards;
+  for (auto& loop : loops) guards.push_back(asio::make_work_guard(*loop));
+  start.OnAllDone(clients, [&guards] {
+    for (auto& g : guards) g.reset();
+  });
   std::vector<std::thread> running;
   for (int t = 1; t < threads; ++t)
     running.emplace_back([&loops, t] { loops[t]->run(); });
@@ -328,6 +368,11 @@ int main(int argc, char** argv) {
     if (error.empty()) error = r.first_error;
   }
   const auto ok = static_cast<int64_t>(all.size());
+  // Every request is answered or counted failed.
+  if (ok + failed != requests) {
+    failed = requests - ok;
+    if (error.empty()) error = "requests neither answered nor failed";
+  }
   std::printf(
       "{\"mode\":\"%s\",\"clients\":%d,\"threads\":%d,\"requests\":%lld,"
       "\"ok\":%lld,\"failed\":%lld,\"seconds\":%.3f,\"per_s\":%.0f,"

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "src/base/status_macros.h"
 #include "src/config/job_fields.h"
@@ -113,10 +114,12 @@ absl::StatusOr<std::vector<JobSpec>> ParseJobJson(
   ASSIGN_OR_RETURN(internal::YamlStream yaml, internal::TreeFromJson(json));
   absl::StatusOr<std::vector<FileJob>> jobs = ReadStream(yaml);
   if (!jobs.ok()) {
-    // Every node is at 0:0: the message's "1:1: " says nothing.
+    // Every node is at 0:0: the message's "1:1: " says nothing, nor does
+    // the place of the earlier of two jobs with one key.
     absl::string_view message = jobs.status().message();
     absl::ConsumePrefix(&message, "1:1: ");
-    return absl::InvalidArgumentError(message);
+    return absl::InvalidArgumentError(
+        absl::StrReplaceAll(message, {{" defined at 1:1 (", " defined ("}}));
   }
   std::vector<JobSpec> specs;
   specs.reserve(jobs->size());

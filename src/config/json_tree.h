@@ -19,7 +19,9 @@
 namespace chime::config::internal {
 
 // One document whose root is `json`. InvalidArgument "a string is not valid
-// UTF-8" for such a string (key or value), or for a binary value. REQUIRES:
+// UTF-8" for such a string (key or value); "a value is not JSON text" for a
+// binary value. Every character valid UTF-8 can hold is taken, as a job file
+// takes it escaped ("\x7f", "\uFFFE"). REQUIRES:
 // `json` nested no deeper than the stack allows (the API bounds it at 64).
 absl::StatusOr<YamlStream> TreeFromJson(const nlohmann::ordered_json& json);
 

@@ -62,16 +62,20 @@ std::string ShapeOf(const YamlStream& s) {
 // Strings with the characters that quoting and escaping care about.
 std::string AnyString() {
   static const std::vector<std::string> pieces = {
-      "a",    "Z",    " ",
-      "\"",   "\\",   "\n",
-      "\t",   "\x01", std::string(1, '\0'),
-      "#",    ":",    "- ",
-      "*",    "&",    "!",
-      "%",    "@",    "`",
-      "'",    "null", "~",
-      "true", "5",    "1.5",
-      "é",    "€",    "😀",
-      "\x7f"};
+      "a",           "Z",    " ",
+      "\"",          "\\",   "\n",
+      "\t",          "\x01", std::string(1, '\0'),
+      "#",           ":",    "- ",
+      "*",           "&",    "!",
+      "%",           "@",    "`",
+      "'",           "null", "~",
+      "true",        "5",    "1.5",
+      "é",           "€",    "😀",
+      "\xef\xbb\xbf"};
+  // Not U+007F, the C1 controls, U+FFFE or U+FFFF: nlohmann prints them
+  // unescaped, and YAML allows them in a text only escaped -- U+0085 (NEL)
+  // it takes unescaped, as a line break, folded into a space (see
+  // TakesCharactersYamlAllowsOnlyEscaped).
   std::string out;
   const int n = *rc::gen::inRange(0, 6);
   for (int i = 0; i < n; ++i) out += *rc::gen::elementOf(pieces);
@@ -114,9 +118,25 @@ RC_GTEST_PROP(TreeFromJsonTest, IsTheTreeOfTheJsonText, ()) {
   const Json json = AnyJson(3);
   absl::StatusOr<YamlStream> direct = TreeFromJson(json);
   RC_ASSERT(direct.ok());
+  // libyaml refuses a little valid JSON text: {"\\&x- ": 1} after another
+  // quoted key gives "end of map flow not found" (seen with libyaml 0.2.5).
+  // Such a body was refused before TreeFromJson; it is taken now.
   absl::StatusOr<YamlStream> parsed = ParseYaml(json.dump(1));
-  RC_ASSERT(parsed.ok());
-  RC_ASSERT(ShapeOf(*direct) == ShapeOf(*parsed));
+  RC_CLASSIFY(!parsed.ok(), "libyaml refuses the text");
+  if (parsed.ok()) RC_ASSERT(ShapeOf(*direct) == ShapeOf(*parsed));
+}
+
+// What a job file can say only with escapes ("\x7f"), JSON says as the
+// characters themselves: the tree has them as the file's does. (Through
+// nlohmann's text they reached libyaml unescaped: refused, or a NEL folded
+// into a space.)
+TEST(TreeFromJsonTest, TakesCharactersYamlAllowsOnlyEscaped) {
+  absl::StatusOr<YamlStream> direct =
+      TreeFromJson(Json{{"id", "a\x7f\xc2\x80\xc2\x85\xef\xbf\xbe"}});
+  ASSERT_THAT(direct, IsOk());
+  absl::StatusOr<YamlStream> file = ParseYaml(R"("id": "a\x7f\x80\N\uFFFE")");
+  ASSERT_THAT(file, IsOk());
+  EXPECT_EQ(ShapeOf(*direct), ShapeOf(*file));
 }
 
 TEST(TreeFromJsonTest, RefusesInvalidUtf8) {
@@ -144,7 +164,11 @@ std::string ReadAsText(const Json& json) {
     if (m.front() == ':') ++colons;
     m.erase(0, 1);
   }
-  return std::string(absl::StripLeadingAsciiWhitespace(m));
+  m = std::string(absl::StripLeadingAsciiWhitespace(m));
+  // "... is already defined at 2:2 (jobs[0])": the JSON has no places.
+  if (size_t at = m.find(" defined at "); at != std::string::npos)
+    m.replace(at, m.find(" (", at) - at, " defined");
+  return m;
 }
 
 std::string ReadDirect(const Json& json) {
@@ -184,6 +208,9 @@ TEST(ParseJobJsonTest, ReadsJobsAsTheJobFileReaderReadsTheirText) {
           R"({"jobs": [{"id": "a", "schedule": "0 * * * *",
                "http": {"url": "http://x/"}}, {"id": "b"}]})",
           R"([1, 2])",
+          R"({"jobs": [{"id": "a", "schedule": "0 * * * *",
+               "http": {"url": "http://x/"}}, {"id": "a",
+               "schedule": "0 * * * *", "http": {"url": "http://x/"}}]})",
       }) {
     const Json json = Json::parse(body);
     EXPECT_EQ(ReadDirect(json), ReadAsText(json)) << body;

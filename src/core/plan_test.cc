@@ -174,8 +174,6 @@ TEST(Plan, FiresEachScheduledTimeOnceAfterItsClaimIsDurable) {
                           "00:10:00 start a:1:2026-03-01T00:10:00Z #1"));
 }
 
-// A scheduler shutting down stops starting attempts before it removes its
-// jobs: removing (or finishing) one must not start another job's waiting run.
 TEST(Plan, WithoutRecordedTransitionsRunsGoTheSameWayUnrecorded) {
   // A driver with no store and no observer asks for no TransitionActions:
   // the runs start, retry and end as before, and are counted.
@@ -206,6 +204,8 @@ TEST(Plan, WithoutRecordedTransitionsRunsGoTheSameWayUnrecorded) {
   EXPECT_EQ(h.starts().size(), 3u);  // the 00:10 fire too
 }
 
+// A scheduler shutting down stops starting attempts before it removes its
+// jobs: removing (or finishing) one must not start another job's waiting run.
 TEST(Plan, NothingStartsAfterStopStarting) {
   PlanOptions options;
   options.max_concurrent_runs = 1;

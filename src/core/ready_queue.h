@@ -56,9 +56,9 @@
 // a control byte, at a load between 7/16 and 7/8): roughly 70-140 bytes in
 // all, or 7-14 MB for 100k pending runs. Namespace names are interned, so no
 // run holds a string.
-// A removed run's heap entry stays behind as a tombstone until it reaches the
-// top of its heap or the namespace's heap is compacted (when its tombstones
-// outnumber its pending runs). A rate-limited namespace keeps the times of its
+// A removed run's entry stays behind as a tombstone until it reaches the
+// front of its FIFO lane or heap, or the namespace's entries are compacted
+// (when its tombstones outnumber its pending runs). A rate-limited namespace keeps the times of its
 // last N starts. Known limits: namespaces are never forgotten (each costs a few
 // hundred bytes); the hash map does not shrink after a burst.
 //

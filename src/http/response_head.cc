@@ -51,7 +51,10 @@ std::string FormatResponseHead(const Response& answer, unsigned minor,
   absl::StrAppend(&head, "HTTP/1.", minor == 0 ? "0 " : "1 ", answer.status,
                   " ", ReasonPhrase(answer.status),
                   "\r\nServer: chime\r\nDate: ", HttpDate(now), "\r\n");
-  if (!answer.content_type.empty())
+  // (A handler's content type may come from another node's answer: no
+  // line breaks into the head.)
+  if (!answer.content_type.empty() &&
+      answer.content_type.find_first_of("\r\n\0", 0, 3) == std::string::npos)
     absl::StrAppend(&head, "Content-Type: ", answer.content_type, "\r\n");
   for (const auto& [name, value] : answer.headers) {
     if (IsAcceptableExtraHeader(name, value))

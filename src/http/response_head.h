@@ -30,7 +30,8 @@ bool IsAcceptableExtraHeader(const std::string& name, const std::string& value);
 
 // The head of `answer` (status 200-599, not streamed) in HTTP/1.`minor`
 // (0 or 1), dated `now`, stating `body_size` as Content-Length unless the
-// status is 204 or 304. An empty content_type sends no Content-Type.
+// status is 204 or 304. An empty content_type, or one with a line break or
+// NUL, sends no Content-Type.
 std::string FormatResponseHead(const Response& answer, unsigned minor,
                                bool keep_alive, size_t body_size,
                                absl::Time now);

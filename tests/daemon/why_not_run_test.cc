@@ -51,14 +51,23 @@ jobs:
   }
 
   // Polls GET `path` (at most 20 s) until its `key` array holds an item with
-  // "reason" == reason; returns that item, or null.
+  // "reason" == reason; returns that item, or null. (A 404 at first is no
+  // failure: the job files' jobs reach the store behind the daemon's start.)
   Json WaitForMissed(const std::string& path, const std::string& reason) {
     const absl::Time deadline = absl::Now() + absl::Seconds(20);
     Json page;
     while (absl::Now() < deadline) {
-      page = daemon_->GetJson(path);
-      for (const Json& m : page["missed"]) {
-        if (m["reason"] == reason) return m;
+      absl::StatusOr<HttpResult> r = daemon_->Get(path);
+      if (r.ok() && r->status == 200) {
+        page = Json::parse(r->body, nullptr, false);
+        for (const Json& m : page["missed"]) {
+          if (m["reason"] == reason) return m;
+        }
+      } else if (!r.ok() || r->status != 404) {
+        ADD_FAILURE() << path << ": "
+                      << (r.ok() ? absl::StrCat(r->status, " ", r->body)
+                                 : r.status().ToString());
+        return Json();
       }
       absl::SleepFor(absl::Milliseconds(200));
     }
