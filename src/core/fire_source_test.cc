@@ -46,11 +46,18 @@ TEST(FireSource, FirstAfterEndIsTheTriggersFirstFirePastTheEndDate) {
   EXPECT_EQ(in_time->FirstAfterEnd(), absl::InfiniteFuture());
 }
 
+// The first job of an expression parses it and enters only its key in the
+// cache; the second parses it again and enters the schedule, which every
+// later job shares.
 TEST(FireSource, JobsWithTheSameTriggerShareOneSchedule) {
+  auto first = FireSource::Create(CronJob("first", "*/5 * * * *"));
   auto a = FireSource::Create(CronJob("a", "*/5 * * * *"));
   auto b = FireSource::Create(CronJob("b", "*/5 * * * *"));
-  ASSERT_TRUE(a.ok() && b.ok());
+  auto b2 = FireSource::Create(CronJob("b2", "*/5 * * * *"));
+  ASSERT_TRUE(first.ok() && a.ok() && b.ok() && b2.ok());
+  EXPECT_NE(first->schedule(), a->schedule());
   EXPECT_EQ(a->schedule(), b->schedule());
+  EXPECT_EQ(a->schedule(), b2->schedule());
   // Anything the parse depends on makes another schedule.
   JobSpec berlin = CronJob("c", "*/5 * * * *");
   berlin.trigger.zone = "Europe/Berlin";
@@ -88,22 +95,29 @@ TEST(FireSource, HashedFieldsAreNotSharedBetweenJobs) {
   auto a = FireSource::Create(CronJob("a", "H * * * *"));
   auto b = FireSource::Create(CronJob("b", "H * * * *"));
   auto a2 = FireSource::Create(CronJob("a", "H * * * *"));
-  ASSERT_TRUE(a.ok() && b.ok() && a2.ok());
-  EXPECT_NE(a->schedule(), b->schedule());
-  EXPECT_EQ(a->schedule(), a2->schedule());
+  auto a3 = FireSource::Create(CronJob("a", "H * * * *"));
+  auto b2 = FireSource::Create(CronJob("b", "H * * * *"));
+  auto b3 = FireSource::Create(CronJob("b", "H * * * *"));
+  ASSERT_TRUE(a.ok() && b.ok() && a2.ok() && a3.ok() && b2.ok() && b3.ok());
+  EXPECT_NE(a2->schedule(), b2->schedule());
+  EXPECT_EQ(a2->schedule(), a3->schedule());
+  EXPECT_EQ(b2->schedule(), b3->schedule());
+  const absl::Time t = absl::FromUnixSeconds(1'790'000'000);
+  EXPECT_EQ(a->Next(t), a3->Next(t));
 }
 
 TEST(FireSource, ScheduleStaysValidAfterEveryJobUsingItIsGone) {
   const cron::Schedule* first;
   {
+    auto seen = FireSource::Create(CronJob("s", "7 7 7 7 *"));
     auto a = FireSource::Create(CronJob("a", "7 7 7 7 *"));
-    ASSERT_TRUE(a.ok());
+    ASSERT_TRUE(seen.ok() && a.ok());
     first = a->schedule();
     auto again = FireSource::Create(CronJob("b", "7 7 7 7 *"));
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(again->schedule(), first);
   }
-  // Both sources are gone: the cache holds no schedule alive.
+  // Every source is gone: the cache holds no schedule alive.
   auto later = FireSource::Create(CronJob("c", "7 7 7 7 *"));
   ASSERT_TRUE(later.ok());
   const absl::Time t = absl::FromUnixSeconds(1'790'000'000);

@@ -111,8 +111,19 @@ int64_t UnZigZag(uint64_t u) {
   return static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1);
 }
 
+// Writes into a per-thread buffer that keeps its capacity from one packing
+// to the next (a packing then allocates nothing but its Rep); out() is valid
+// while the Packer lives. One Packer at a time per thread.
 class Packer {
  public:
+  Packer() : out_(Buffer()) { out_.clear(); }
+  // A buffer a large job grew is not kept.
+  ~Packer() {
+    if (out_.capacity() > 4096) std::string().swap(out_);
+  }
+  Packer(const Packer&) = delete;
+  Packer& operator=(const Packer&) = delete;
+
   template <typename T>
   void operator()(int number, const T& value, const T& default_value) {
     if (value == default_value) return;
@@ -166,7 +177,12 @@ class Packer {
   requires std::is_enum_v<E>
   void Put(E e) { Varint(static_cast<uint64_t>(e)); }
 
-  std::string out_;
+  static std::string& Buffer() {
+    thread_local std::string buffer;
+    return buffer;
+  }
+
+  std::string& out_;
 };
 
 // Reads the fields present, in number order, as VisitFields offers them.
@@ -350,19 +366,28 @@ class Interned {
   // A buffer of `bytes` with a reference taken: the live one, or a new one.
   Rep* Acquire(absl::string_view bytes) {
     absl::MutexLock lock(&mu_);
-    if (auto it = set_.find(bytes); it != set_.end()) {
-      Rep* live = *it;
-      uint32_t n = live->refs.load(std::memory_order_relaxed);
-      while (n != 0 && !live->refs.compare_exchange_weak(
-                           n, n + 1, std::memory_order_relaxed)) {
-      }
-      if (n != 0) return live;
-      set_.erase(it);  // dying: its owner will not find it
-    }
+    if (Rep* live = TakeLive(bytes)) return live;
+    Rep* rep = New(bytes);
+    set_.insert(rep);
+    return rep;
+  }
+
+  // A new buffer of `bytes`, not in the set.
+  static Rep* New(absl::string_view bytes) {
     void* memory = ::operator new(sizeof(Rep) + bytes.size());
     Rep* rep = new (memory) Rep();
     rep->size = static_cast<uint32_t>(bytes.size());
     if (!bytes.empty()) std::memcpy(rep->data(), bytes.data(), bytes.size());
+    return rep;
+  }
+
+  // The buffer to hold instead of `rep` (on which the caller holds a
+  // reference): the live one of its bytes with a reference taken, or `rep`
+  // itself, then entered in the set. A live one taken, the caller drops its
+  // reference on `rep`.
+  Rep* Share(Rep* rep) {
+    absl::MutexLock lock(&mu_);
+    if (Rep* live = TakeLive(View(rep), rep)) return live;
     set_.insert(rep);
     return rep;
   }
@@ -379,6 +404,24 @@ class Interned {
   }
 
  private:
+  // The live buffer of `bytes` with a reference taken, or null; a dying one
+  // found is taken out of the set. `self` found is returned as it is, with
+  // no reference taken (its holder's is the one).
+  Rep* TakeLive(absl::string_view bytes, const Rep* self = nullptr)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = set_.find(bytes);
+    if (it == set_.end()) return nullptr;
+    Rep* live = *it;
+    if (live == self) return live;
+    uint32_t n = live->refs.load(std::memory_order_relaxed);
+    while (n != 0 && !live->refs.compare_exchange_weak(
+                         n, n + 1, std::memory_order_relaxed)) {
+    }
+    if (n != 0) return live;
+    set_.erase(it);  // dying: its owner will not find it
+    return nullptr;
+  }
+
   static absl::string_view View(const Rep* rep) {
     return absl::string_view(reinterpret_cast<const char*>(rep + 1), rep->size);
   }
@@ -419,6 +462,21 @@ PackedSpec PackedSpec::Pack(const JobSpec& spec) {
   Packer packer;
   VisitFields(spec, packer);
   return FromTrustedBytes(packer.out());
+}
+
+PackedSpec PackedSpec::PackUnshared(const JobSpec& spec) {
+  Packer packer;
+  VisitFields(spec, packer);
+  return PackedSpec(Interned::New(packer.out()));
+}
+
+void PackedSpec::Share() {
+  if (rep_ == nullptr) return;
+  Rep* shared = Interned::Get().Share(rep_);
+  if (shared == rep_) return;
+  // A live equal buffer: drop this one (which was never in the set, or it
+  // would have been the one found).
+  *this = PackedSpec(shared);
 }
 
 absl::StatusOr<JobSpec> PackedSpec::Decode(absl::string_view bytes) {

@@ -53,6 +53,17 @@ class PackedSpec {
   ~PackedSpec();
 
   static PackedSpec Pack(const JobSpec& spec);
+  // Pack without looking for an equal live buffer: a buffer of its own,
+  // which Pack and FromBytes do not find (and so do not share) until Share()
+  // is called on it. Cheaper than Pack where that search may wait for a
+  // thread that is not in a hurry (Scheduler::AddJob packs on its caller's
+  // thread and shares on the scheduler thread).
+  static PackedSpec PackUnshared(const JobSpec& spec);
+  // Makes this spec's buffer the shared one of its bytes: takes the live
+  // buffer of equal bytes if there is one (dropping this one), or enters this
+  // one in the set. A no-op on a buffer already shared. Other copies of an
+  // unshared buffer keep theirs; they stay valid.
+  void Share();
   // Checks that `bytes` are a packing this binary reads (what bytes() gave);
   // DataLoss saying where otherwise.
   static absl::StatusOr<PackedSpec> FromBytes(absl::string_view bytes);

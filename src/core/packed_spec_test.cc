@@ -107,9 +107,43 @@ TEST(PackedSpec, EqualSpecsPackedApartShareOneBuffer) {
   EXPECT_EQ(other.Unpack(), spec);
 }
 
-// Threads packing and dropping the same few specs at once: a buffer being
-// freed is never handed out (ASan would see the use after free), and every
-// copy reads back its spec.
+// AddJob packs on its caller's thread without the search for an equal
+// buffer, and the scheduler thread shares the buffer afterwards.
+TEST(PackedSpec, AnUnsharedPackingSharesOnlyOnceShared) {
+  JobSpec spec = EveryFieldSet();
+  PackedSpec unshared = PackedSpec::PackUnshared(spec);
+  EXPECT_EQ(unshared.Unpack(), spec);
+  EXPECT_EQ(unshared, PackedSpec::Pack(spec));  // equal bytes, apart
+  {
+    // Not found by Pack until shared: Pack makes a buffer of its own.
+    const PackedSpec packed = PackedSpec::Pack(spec);
+    EXPECT_NE(packed.bytes().data(), unshared.bytes().data());
+    // Shared while an equal live buffer exists: takes that one.
+    const PackedSpec copy = unshared;  // keeps the unshared buffer alive
+    unshared.Share();
+    EXPECT_EQ(unshared.bytes().data(), packed.bytes().data());
+    EXPECT_NE(copy.bytes().data(), packed.bytes().data());
+    EXPECT_EQ(copy.Unpack(), spec);
+  }
+  // With no live equal buffer, sharing enters this one: Pack then finds it,
+  // and sharing it again changes nothing.
+  spec.priority += 1;
+  PackedSpec alone = PackedSpec::PackUnshared(spec);
+  const char* const bytes = alone.bytes().data();
+  alone.Share();
+  EXPECT_EQ(alone.bytes().data(), bytes);
+  alone.Share();
+  EXPECT_EQ(alone.bytes().data(), bytes);
+  const PackedSpec again = PackedSpec::Pack(spec);
+  EXPECT_EQ(again.bytes().data(), bytes);
+  PackedSpec empty;
+  empty.Share();
+  EXPECT_TRUE(empty.empty());
+}
+
+// Threads packing (shared or not), sharing and dropping the same few specs at
+// once: a buffer being freed is never handed out (ASan would see the use
+// after free), and every copy reads back its spec.
 TEST(PackedSpec, SharingIsSafeAcrossThreads) {
   std::vector<JobSpec> specs(3, EveryFieldSet());
   for (int i = 0; i < 3; ++i) specs[i].priority = i;
@@ -119,8 +153,10 @@ TEST(PackedSpec, SharingIsSafeAcrossThreads) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 2000; ++i) {
         const JobSpec& spec = specs[(i + t) % 3];
-        PackedSpec p = PackedSpec::Pack(spec);
+        PackedSpec p = i % 2 == 0 ? PackedSpec::Pack(spec)
+                                  : PackedSpec::PackUnshared(spec);
         PackedSpec copy = p;
+        if (i % 4 == 1) copy.Share();
         p = PackedSpec();
         if (copy.Key() != spec.key || (i % 97 == 0 && copy.Unpack() != spec))
           ++wrong;

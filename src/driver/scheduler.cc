@@ -128,7 +128,7 @@ absl::Status SchedulerImpl::Add(const JobSpec& spec,
   // the scheduler thread only applies the job, after every earlier command.
   absl::StatusOr<core::FireSource> source = core::FireSource::Validate(spec);
   if (!source.ok()) return source.status();
-  PendingAdd add{core::PackedSpec::Pack(spec),
+  PendingAdd add{core::PackedSpec::PackUnshared(spec),
                  *std::move(source),
                  std::move(fn),
                  clock_.Now(),
@@ -163,6 +163,7 @@ void SchedulerImpl::ApplyAdds(std::vector<PendingAdd>& adds, core::Now now) {
 }
 
 void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
+  add.packed.Share();  // here, off the caller's thread
   const JobSpec spec = add.packed.Unpack();
   const JobKey& key = spec.key;
   if (!Scheduled(key)) {

@@ -146,6 +146,7 @@ class SchedulerImpl final : public Scheduler {
   // job, interleaved on the heap with the parsed schedules that stay, and
   // the holes they leave cannot be given back.
   struct PendingAdd {
+    // Packed unshared on the caller's thread; ApplyAdd shares it.
     core::PackedSpec packed;
     core::FireSource source;
     std::shared_ptr<const JobFunction> fn;
