@@ -77,6 +77,18 @@ class PackedSpec;
 // Everything an attempt knows about itself. Targets use fire_id (and the
 // fencing token) to drop duplicates: chime claims each fire once, but an
 // at-least-once job may run an attempt again after a crash.
+// What an attempt can ask the scheduler that started it: whether the store's
+// lease its fires were claimed under is still surely held
+// (AttemptContext::LeaseHeld).
+class LeaseCheck {
+ public:
+  virtual ~LeaseCheck() = default;
+  // True while the scheduler can prove it holds the lease over `shard`'s
+  // jobs (shard 0 without shards). Cheap (an atomic load and a clock read);
+  // safe from any thread while the attempt runs.
+  virtual bool LeaseHeld(uint32_t shard) const = 0;
+};
+
 struct AttemptContext {
   FireKey fire;
   std::string fire_id;  // fire.ToString(): "report:1:2026-11-30T08:00:00Z"
@@ -104,6 +116,21 @@ struct AttemptContext {
   int32_t* exit_code = nullptr;
   bool IsCancelled() const { return cancelled != nullptr && cancelled->load(); }
   bool IsKilled() const { return killed != nullptr && killed->load(); }
+  // Whether this scheduler still surely holds the store's lease the attempt
+  // was started under: always true on a store of its own (no lease lost but
+  // by a write refused as fenced). A scheduler paused past its lease between
+  // the start of an attempt and its side effect (SIGSTOP, a frozen VM, a long
+  // page-in) may find that another node took its jobs meanwhile. So a
+  // function checks this at the last moment before it acts -- the built-in
+  // executors before a command's first instruction runs, before a request is
+  // handed to libcurl -- and returns an error without acting when false (the
+  // run is then the new holder's). The fencing token covers what is left:
+  // the moment between the check and the act.
+  bool LeaseHeld() const { return lease == nullptr || lease->LeaseHeld(shard); }
+  // Set by the scheduler for LeaseHeld(); null in an AttemptContext made by
+  // hand (always held).
+  const LeaseCheck* lease = nullptr;
+  uint32_t shard = 0;
   // The job's definition as it was in force when the attempt started (a
   // change or removal of the job meanwhile does not change it), so that one
   // function can serve many jobs. Unpacked on each call (a few

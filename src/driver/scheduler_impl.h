@@ -48,7 +48,7 @@
 
 namespace chime::driver {
 
-class SchedulerImpl final : public Scheduler {
+class SchedulerImpl final : public Scheduler, private LeaseCheck {
  public:
   // `recovered`: what Recover() found in `store` (plan_options carries its
   // token and first RunId).
@@ -226,6 +226,9 @@ class SchedulerImpl final : public Scheduler {
 
   // Runs on a worker.
   void RunAttempt(Prepared& p);
+  // LeaseCheck, for attempts (AttemptContext::LeaseHeld): the scheduler's
+  // lease and, with shards, the shard's lease are valid now. Any thread.
+  bool LeaseHeld(uint32_t shard) const override;
 
   // --- Shards (SchedulerOptions::shards; scheduler_shards.cc). ---
   // The keeper's thread: recovers `gained` and schedules their jobs.

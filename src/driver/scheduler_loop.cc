@@ -285,6 +285,8 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
       ctx.fencing_token = f->token;
   }
   ctx.scheduled_time = start.fire.scheduled_time;
+  ctx.lease = this;
+  ctx.shard = p.attempt->shard;
   ctx.cancelled = &p.attempt->cancelled;
   ctx.killed = &p.attempt->killed;
   ctx.output = &p.attempt->output;
@@ -386,11 +388,9 @@ void SchedulerImpl::RunAttempt(Prepared& p) {
   // function in the same step, so `fn` is never null; if it were, the attempt
   // fails rather than crash a worker. Nothing starts once this scheduler
   // cannot prove it still holds the store's lease: another may own the jobs.
-  const MonoTime now = clock_.MonoNow();
+  // (The function checks again before it acts: ctx.LeaseHeld().)
   const absl::Status status =
-      (lease_ != nullptr && !lease_->Valid(now)) ||
-              (shard_keeper_ != nullptr &&
-               !shard_keeper_->Valid(p.attempt->shard, now))
+      !ctx.LeaseHeld()
           ? absl::CancelledError("not started: the store's lease was lost")
       : p.fn != nullptr ? chain_.Run(ctx, *p.fn)
                         : absl::InternalError(absl::StrCat(
@@ -410,6 +410,12 @@ void SchedulerImpl::RunAttempt(Prepared& p) {
     e.detail = absl::StrCat("shutdown: ", e.detail);
   }
   PostResult(*attempt);
+}
+
+bool SchedulerImpl::LeaseHeld(uint32_t shard) const {
+  const MonoTime now = clock_.MonoNow();
+  return (lease_ == nullptr || lease_->Valid(now)) &&
+         (shard_keeper_ == nullptr || shard_keeper_->Valid(shard, now));
 }
 
 void SchedulerImpl::OnAttemptsFinished(std::vector<core::Event>& events) {

@@ -182,6 +182,11 @@ absl::StatusOr<CURLcode> Drive(CURL* easy, const AttemptContext& ctx,
                                absl::string_view what) {
   std::unique_ptr<CURLM, MultiDeleter> multi(curl_multi_init());
   if (multi == nullptr) return absl::InternalError("curl_multi_init failed");
+  // The last moment before anything is sent (AttemptContext::LeaseHeld).
+  if (!ctx.LeaseHeld()) {
+    return absl::CancelledError(
+        "not sent: the store's lease was lost before the request");
+  }
   CURLMcode mc = curl_multi_add_handle(multi.get(), easy);
   if (mc != CURLM_OK) {
     return absl::InternalError(

@@ -30,6 +30,7 @@ using ::chime::testing::RecordedRequest;
 using ::chime::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Optional;
 using ::testing::SizeIs;
 
@@ -345,6 +346,22 @@ TEST_F(HttpExecutorTest, CancelAbortsAWaitingRequestPromptly) {
 TEST_F(HttpExecutorTest, KillAbortsAWaitingRequestPromptly) {
   ExpectAbortedPromptly(server_.get(), &killed_,
                         [&] { return Run(Spec("POST", "/slow")); });
+}
+
+// A scheduler paused past its lease after the attempt started sends nothing
+// (AttemptContext::LeaseHeld): another node may own the run by now.
+TEST_F(HttpExecutorTest, ALeaseLostBeforeTheRequestSendsNothing) {
+  class Lost : public LeaseCheck {
+   public:
+    bool LeaseHeld(uint32_t) const override { return false; }
+  } lost;
+  ctx_.lease = &lost;
+  EXPECT_THAT(Run(Spec("POST", "/hook")),
+              StatusIs(absl::StatusCode::kCancelled, HasSubstr("lease")));
+  EXPECT_THAT(server_->Requests(), IsEmpty());
+  ctx_.lease = nullptr;  // no lease to lose: sent
+  EXPECT_THAT(Run(Spec("POST", "/hook")), IsOk());
+  EXPECT_THAT(server_->Requests(), SizeIs(1));
 }
 
 TEST_F(HttpExecutorTest, MakeHttpFunctionKeepsItsOwnSpec) {

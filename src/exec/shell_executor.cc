@@ -246,6 +246,11 @@ absl::StatusOr<shell_internal::SpawnRequest> BuildRequest(
   return request;
 }
 
+absl::Status LeaseLostError() {
+  return absl::CancelledError(
+      "not started: the store's lease was lost before the command ran");
+}
+
 }  // namespace
 
 absl::Status RunShell(const ShellExecutorSpec& spec, const AttemptContext& ctx,
@@ -257,6 +262,8 @@ absl::Status RunShell(const ShellExecutorSpec& spec, const AttemptContext& ctx,
   absl::StatusOr<shell_internal::SpawnRequest> request =
       BuildRequest(spec, ctx, /*gated=*/ledger);
   if (!request.ok()) return request.status();
+  // Without a ledger the spawn runs the command at once: the last check.
+  if (!ledger && !ctx.LeaseHeld()) return LeaseLostError();
 
   absl::StatusOr<SpawnedChild> spawned = shell_internal::Spawn(*request);
   if (!spawned.ok()) return spawned.status();
@@ -286,6 +293,13 @@ absl::Status RunShell(const ShellExecutorSpec& spec, const AttemptContext& ctx,
           absl::StrCat("process ledger: ", written.message(),
                        "; the command was not started"));
     }
+  }
+  // The gated child has run nothing yet: the last moment to give up if the
+  // scheduler was paused past its lease meanwhile (e.g. the ledger's write).
+  if (!ctx.LeaseHeld()) {
+    Abandon(child);
+    if (ledger) (void)RemoveLedgerEntry(options.ledger_dir, child.pid);
+    return LeaseLostError();
   }
   const absl::Status released = shell_internal::Release(child);
   if (!released.ok()) {

@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/exec/attempt_identity.h"
+#include "src/exec/process_ledger.h"
 #include "src/exec/shell_executor_test_util.h"
 #include "testing/status_matchers.h"
 
@@ -356,6 +357,56 @@ TEST(ShellExecutor, NonRootDaemonCannotSwitchUsers) {
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFEXITED(*status));
   EXPECT_EQ(WEXITSTATUS(*status), 0);
+}
+
+// A lease check that answers `held`, counting the calls and the shards asked.
+class FixedLease : public LeaseCheck {
+ public:
+  explicit FixedLease(bool held) : held_(held) {}
+  bool LeaseHeld(uint32_t shard) const override {
+    calls_.fetch_add(1);
+    last_shard_.store(shard);
+    return held_;
+  }
+  int calls() const { return calls_.load(); }
+  uint32_t last_shard() const { return last_shard_.load(); }
+
+ private:
+  const bool held_;
+  mutable std::atomic<int> calls_{0};
+  mutable std::atomic<uint32_t> last_shard_{0};
+};
+
+// A scheduler paused past its lease between the start of the attempt and
+// the command (SIGSTOP, a frozen VM) must not run it: another node may own
+// the run by now. Checked directly before the spawn, or, behind the ledger's
+// gate, after the spawn and the ledger's write but before the gate opens.
+TEST_P(ShellExecutorTest, ALeaseLostBeforeTheCommandRunsRunsNothing) {
+  TempDir dir;
+  FixedLease lost(false);
+  AttemptContext ctx = TestContext();
+  ctx.lease = &lost;
+  ctx.shard = 5;
+  EXPECT_THAT(RunShell(Command(absl::StrCat("touch ", dir.File("ran"))), ctx,
+                       Options()),
+              StatusIs(absl::StatusCode::kCancelled, HasSubstr("lease")));
+  EXPECT_GE(lost.calls(), 1);
+  EXPECT_EQ(lost.last_shard(), 5u);
+  EXPECT_FALSE(test::ReadFile(dir.File("ran")).has_value());
+  if (GetParam()) {
+    absl::StatusOr<std::vector<LedgerEntry>> entries =
+        ReadLedger(Options().ledger_dir);
+    ASSERT_THAT(entries.status(), IsOk());
+    EXPECT_THAT(*entries, IsEmpty());  // the gated child was taken back
+  }
+  // Held, the same command runs.
+  FixedLease held(true);
+  ctx.lease = &held;
+  EXPECT_THAT(RunShell(Command(absl::StrCat("touch ", dir.File("ran"))), ctx,
+                       Options()),
+              IsOk());
+  EXPECT_GE(held.calls(), 1);
+  EXPECT_TRUE(test::ReadFile(dir.File("ran")).has_value());
 }
 
 TEST(ShellExecutor, CancelledBeforeTheStartRunsNothing) {
