@@ -93,70 +93,124 @@ absl::Status ExplainRefusedClaim(Db& db, const FireClaim& c,
 
 // --- Jobs ---
 
+namespace {
+
+// The store's revision counter within one write transaction: read once,
+// advanced by each write that takes a revision, stored once at the end (one
+// read and one write of `meta` a batch, not a pair a job).
+class Revisions {
+ public:
+  // The revision the next write takes.
+  absl::StatusOr<int64_t> Next(Db& db) {
+    if (!loaded_) {
+      ASSIGN_OR_RETURN(last_, GetMeta(db, "revision"));
+      stored_ = last_;
+      loaded_ = true;
+    }
+    return last_ + 1;
+  }
+  // The write that asked Next() took it.
+  void Took() { ++last_; }
+  absl::Status Store(Db& db) {
+    return last_ == stored_ ? absl::OkStatus()
+                            : SetMeta(db, "revision", last_);
+  }
+
+ private:
+  bool loaded_ = false;
+  int64_t last_ = 0;
+  int64_t stored_ = 0;
+};
+
+// Writes `w` over `existing` (null: no row of its name) as PlanJobPut says;
+// the record as stored. A new row's insert is AlreadyExists if the name is
+// taken after all (a caller that skipped the lookup finds out so).
+absl::StatusOr<JobRecord> WriteJob(Db& db, const JobWrite& w,
+                                   std::optional<JobRecord> existing,
+                                   Revisions& revisions) {
+  ASSIGN_OR_RETURN(JobPutPlan plan,
+                   PlanJobPut(existing ? &*existing : nullptr, w));
+  if (!plan.write) return *std::move(existing);
+  JobRecord job = existing ? *std::move(existing) : JobRecord{};
+  job.spec = w.spec;
+  job.generation = plan.generation;
+  job.deleted = false;
+  if (plan.start_watermark) {
+    job.watermark = w.watermark;
+    job.watermark_generation = plan.generation;
+  }
+  ASSIGN_OR_RETURN(job.revision, revisions.Next(db));
+  const std::string spec = EncodeJobSpec(w.spec);
+  if (job.id != 0) {
+    ASSIGN_OR_RETURN(StmtRef stmt,
+                     db.Prepare("UPDATE jobs SET generation = ?, "
+                                "revision = ?, deleted = 0, spec = ? "
+                                "WHERE id = ?"));
+    RETURN_IF_ERROR(stmt->Bind(1, job.generation)
+                        .Bind(2, job.revision)
+                        .BindBlob(3, spec)
+                        .Bind(4, job.id)
+                        .Run());
+    if (plan.start_watermark) {
+      ASSIGN_OR_RETURN(StmtRef mark,
+                       db.Prepare("UPDATE jobs SET watermark = ?, "
+                                  "watermark_generation = ? WHERE id = ?"));
+      RETURN_IF_ERROR(mark->Bind(1, TimeToNanos(job.watermark))
+                          .Bind(2, job.watermark_generation)
+                          .Bind(3, job.id)
+                          .Run());
+    }
+  } else {
+    ASSIGN_OR_RETURN(
+        StmtRef stmt,
+        db.Prepare("INSERT INTO jobs (namespace, name, generation, "
+                   "revision, deleted, watermark, watermark_generation, "
+                   "spec) VALUES (?, ?, ?, ?, 0, ?, ?, ?) RETURNING id"));
+    ASSIGN_OR_RETURN(bool row, stmt->Bind(1, w.spec.key.name_space)
+                                   .Bind(2, w.spec.key.id)
+                                   .Bind(3, job.generation)
+                                   .Bind(4, job.revision)
+                                   .Bind(5, TimeToNanos(job.watermark))
+                                   .Bind(6, job.watermark_generation)
+                                   .BindBlob(7, spec)
+                                   .Step());
+    if (!row) return absl::InternalError("INSERT RETURNING gave no id");
+    job.id = stmt->Int(0);
+  }
+  revisions.Took();
+  return job;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<JobRecord>> SqliteStore::PutJobs(
     absl::Span<const JobWrite> writes, MonoTime deadline) {
   RETURN_IF_ERROR(ValidateJobWrites(writes));
   std::vector<JobRecord> out;
   RETURN_IF_ERROR(Write(deadline, [&](Db& db) -> absl::Status {
     out.clear();
+    Revisions revisions;
     for (const JobWrite& w : writes) {
+      if (w.create_only) {
+        // A creation is inserted first and looked up only when its name is
+        // taken (a live job: refused; a deleted one's row: taken over), as
+        // claims are: the lookup is saved on every new job. The refused
+        // insert wrote nothing (SQLite undoes just the statement).
+        absl::StatusOr<JobRecord> created =
+            WriteJob(db, w, std::nullopt, revisions);
+        if (!absl::IsAlreadyExists(created.status())) {
+          if (!created.ok()) return created.status();
+          out.push_back(*std::move(created));
+          continue;
+        }
+      }
       ASSIGN_OR_RETURN(std::optional<JobRecord> existing,
                        FindJob(db, w.spec.key));
-      ASSIGN_OR_RETURN(JobPutPlan plan,
-                       PlanJobPut(existing ? &*existing : nullptr, w));
-      if (!plan.write) {
-        out.push_back(*std::move(existing));
-        continue;
-      }
-      JobRecord job = existing ? *std::move(existing) : JobRecord{};
-      job.spec = w.spec;
-      job.generation = plan.generation;
-      job.deleted = false;
-      if (plan.start_watermark) {
-        job.watermark = w.watermark;
-        job.watermark_generation = plan.generation;
-      }
-      ASSIGN_OR_RETURN(job.revision, NextRevision(db));
-      const std::string spec = EncodeJobSpec(w.spec);
-      if (job.id != 0) {
-        ASSIGN_OR_RETURN(StmtRef stmt,
-                         db.Prepare("UPDATE jobs SET generation = ?, "
-                                    "revision = ?, deleted = 0, spec = ? "
-                                    "WHERE id = ?"));
-        RETURN_IF_ERROR(stmt->Bind(1, job.generation)
-                            .Bind(2, job.revision)
-                            .BindBlob(3, spec)
-                            .Bind(4, job.id)
-                            .Run());
-        if (plan.start_watermark) {
-          ASSIGN_OR_RETURN(StmtRef mark,
-                           db.Prepare("UPDATE jobs SET watermark = ?, "
-                                      "watermark_generation = ? WHERE id = ?"));
-          RETURN_IF_ERROR(mark->Bind(1, TimeToNanos(job.watermark))
-                              .Bind(2, job.watermark_generation)
-                              .Bind(3, job.id)
-                              .Run());
-        }
-      } else {
-        ASSIGN_OR_RETURN(
-            StmtRef stmt,
-            db.Prepare("INSERT INTO jobs (namespace, name, generation, "
-                       "revision, deleted, watermark, watermark_generation, "
-                       "spec) VALUES (?, ?, ?, ?, 0, ?, ?, ?) RETURNING id"));
-        ASSIGN_OR_RETURN(bool row, stmt->Bind(1, w.spec.key.name_space)
-                                       .Bind(2, w.spec.key.id)
-                                       .Bind(3, job.generation)
-                                       .Bind(4, job.revision)
-                                       .Bind(5, TimeToNanos(job.watermark))
-                                       .Bind(6, job.watermark_generation)
-                                       .BindBlob(7, spec)
-                                       .Step());
-        if (!row) return absl::InternalError("INSERT RETURNING gave no id");
-        job.id = stmt->Int(0);
-      }
+      ASSIGN_OR_RETURN(JobRecord job,
+                       WriteJob(db, w, std::move(existing), revisions));
       out.push_back(std::move(job));
     }
-    return absl::OkStatus();
+    return revisions.Store(db);
   }));
   return out;
 }

@@ -128,6 +128,46 @@ TEST_P(StoreConformance, ACreateOnlyPutOfAnExistingJobIsAbortedEvenIfEqual) {
   EXPECT_EQ((*done)[1].generation, 2);
 }
 
+// A batch's writes each take a revision of their own, in batch order (a
+// creation over a deleted job's row too), and the store's counter moves past
+// them: the change feed lists them in order, and a later write is newer.
+TEST_P(StoreConformance, EachWriteOfABatchTakesTheNextRevision) {
+  const JobRecord gone = MustPut("gone");
+  ASSERT_THAT(store().DeleteJob(gone.spec.key, gone.revision, kForever),
+              IsOk());
+  const JobRecord b = MustPut("b");
+  MustPut("c");
+  absl::StatusOr<JobPage> before = store().LoadJobs(0, 10, kForever);
+  ASSERT_THAT(before, IsOk());
+  JobSpec b2 = Spec("b");
+  b2.priority = 3;
+  JobSpec c2 = Spec("c");
+  c2.priority = 4;
+  std::vector<JobWrite> batch = {{Spec("new"), kNoRevision},
+                                 {b2, b.revision},
+                                 {Spec("gone"), kNoRevision},
+                                 {c2, kAnyRevision}};
+  batch[0].create_only = true;
+  batch[2].create_only = true;
+  absl::StatusOr<std::vector<JobRecord>> done =
+      store().PutJobs(batch, kForever);
+  ASSERT_THAT(done, IsOk());
+  ASSERT_EQ(done->size(), 4u);
+  EXPECT_GT((*done)[0].revision, before->revision);
+  EXPECT_GT((*done)[1].revision, (*done)[0].revision);
+  EXPECT_GT((*done)[2].revision, (*done)[1].revision);
+  EXPECT_GT((*done)[3].revision, (*done)[2].revision);
+  EXPECT_EQ((*done)[2].id, gone.id);  // the deleted job's row, taken over
+  EXPECT_EQ((*done)[2].generation, 2);
+  absl::StatusOr<JobChanges> changes =
+      store().JobChangesSince(before->revision, 10, kForever);
+  ASSERT_THAT(changes, IsOk());
+  EXPECT_THAT(Ids(changes->changes), ElementsAre("new", "b", "gone", "c"));
+  EXPECT_EQ(changes->revision, (*done)[3].revision);
+  const JobRecord later = MustPut("later");
+  EXPECT_GT(later.revision, (*done)[3].revision);
+}
+
 TEST_P(StoreConformance, PutJobsIsAllOrNothing) {
   const JobRecord a = MustPut("a");
   JobSpec a2 = Spec("a");
