@@ -1,7 +1,8 @@
 # chime_library(NAME SRCS ... [DEPS ...] [PUBLIC_DEPS ...])
 #   A static library target `chime_<NAME>` (alias chime::<NAME>), with the project's include roots.
-# chime_test(NAME SRCS ... [DEPS ...])
-#   A GoogleTest binary registered with CTest; gtest_main is linked unless DEPS names a main.
+# chime_test(NAME [NO_MAIN] SRCS ... [DEPS ...] [COST N])
+#   A GoogleTest binary registered with CTest; gtest_main is linked unless NO_MAIN. COST N (for
+#   every test of the binary) makes `ctest -j` start them before cheaper ones.
 include_guard(GLOBAL)
 
 function(chime_library name)

@@ -74,9 +74,6 @@ namespace core {
 class PackedSpec;
 }  // namespace core
 
-// Everything an attempt knows about itself. Targets use fire_id (and the
-// fencing token) to drop duplicates: chime claims each fire once, but an
-// at-least-once job may run an attempt again after a crash.
 // What an attempt can ask the scheduler that started it: whether the store's
 // lease its fires were claimed under is still surely held
 // (AttemptContext::LeaseHeld).
@@ -89,6 +86,9 @@ class LeaseCheck {
   virtual bool LeaseHeld(uint32_t shard) const = 0;
 };
 
+// Everything an attempt knows about itself. Targets use fire_id (and the
+// fencing token) to drop duplicates: chime claims each fire once, but an
+// at-least-once job may run an attempt again after a crash.
 struct AttemptContext {
   FireKey fire;
   std::string fire_id;  // fire.ToString(): "report:1:2026-11-30T08:00:00Z"

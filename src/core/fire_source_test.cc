@@ -70,8 +70,8 @@ TEST(FireSource, JobsWithTheSameTriggerShareOneSchedule) {
 
 // The cache is bounded: 20,000 distinct expressions pass through it while
 // 1,000 jobs on one common expression are added among them; the common one is
-// parsed again only when a distinct one took its slot, so its jobs share a
-// few copies, not one each.
+// parsed again (twice) only after a distinct one took its slot, so its jobs
+// share a few copies, not one each.
 TEST(FireSource, ACommonScheduleStaysSharedAmongManyDistinctOnes) {
   std::vector<FireSource> kept;
   absl::flat_hash_set<const cron::Schedule*> common;
@@ -92,10 +92,11 @@ TEST(FireSource, ACommonScheduleStaysSharedAmongManyDistinctOnes) {
 }
 
 TEST(FireSource, HashedFieldsAreNotSharedBetweenJobs) {
+  // Each job's three in a row: a's key and b's may share a slot.
   auto a = FireSource::Create(CronJob("a", "H * * * *"));
-  auto b = FireSource::Create(CronJob("b", "H * * * *"));
   auto a2 = FireSource::Create(CronJob("a", "H * * * *"));
   auto a3 = FireSource::Create(CronJob("a", "H * * * *"));
+  auto b = FireSource::Create(CronJob("b", "H * * * *"));
   auto b2 = FireSource::Create(CronJob("b", "H * * * *"));
   auto b3 = FireSource::Create(CronJob("b", "H * * * *"));
   ASSERT_TRUE(a.ok() && b.ok() && a2.ok() && a3.ok() && b2.ok() && b3.ok());

@@ -345,9 +345,9 @@ PackedSpec& PackedSpec::operator=(PackedSpec other) noexcept {
 
 namespace {
 
-// Equal specs share one buffer: every buffer alive is in this set, found by
-// its bytes, and a PackedSpec made of bytes already there takes that buffer
-// instead of a copy. A daemon's job is packed by the job files' reader and
+// Equal specs share one buffer: every shared buffer alive is in this set
+// (PackUnshared's are not, until Share), found by its bytes, and a PackedSpec
+// made of bytes already there takes that buffer instead of a copy. A daemon's job is packed by the job files' reader and
 // again by the scheduler; with the set both keep one buffer.
 //
 // A buffer whose count has dropped to 0 is dying: it is never taken again.

@@ -25,12 +25,15 @@
 //
 // Equal specs share one buffer: a spec packed (or read from bytes) while an
 // equal one is alive takes its buffer, found in a process-wide set of the
-// live buffers (about 12 bytes each), so the job files' copy of a job and
-// the scheduler's are one.
+// shared buffers (about 12 bytes each), so the job files' copy of a job and
+// the scheduler's are one. PackUnshared makes a buffer outside the set, which
+// Share() later enters (or trades for the equal one there).
 //
-// Thread-safety: a PackedSpec is immutable; copies share one buffer with an
-// atomic count, so copies may be used and destroyed on any threads. Making
-// one, and dropping a buffer's last copy, takes the set's lock.
+// Thread-safety: a PackedSpec's bytes are immutable; copies share one buffer
+// with an atomic count, so copies may be used and destroyed on any threads.
+// Pack, FromBytes, Share and dropping a buffer's last copy take the set's
+// lock. Share() changes the object it is called on (which buffer it holds):
+// it must not race with other uses of that one object.
 #ifndef CHIME_SRC_CORE_PACKED_SPEC_H_
 #define CHIME_SRC_CORE_PACKED_SPEC_H_
 

@@ -38,7 +38,8 @@
 //     reads that as the attempt's own timeout.)
 //   - Cancelled: AttemptContext::cancelled or ::killed was set; the transfer
 //     is aborted at once (within about 20 ms). The target may have received
-//     and acted on the request.
+//     and acted on the request. Also "not sent: the store's lease was lost
+//     before the request" (AttemptContext::LeaseHeld false): nothing sent.
 // Transport errors read "POST http://host/path: <curl's message>
 // (CURLE_COULDNT_CONNECT)"; user:password in the URL is never shown.
 //

@@ -294,11 +294,12 @@ absl::Status RunShell(const ShellExecutorSpec& spec, const AttemptContext& ctx,
                        "; the command was not started"));
     }
   }
-  // The gated child has run nothing yet: the last moment to give up if the
+  // A gated child has run nothing yet: the last moment to give up if the
   // scheduler was paused past its lease meanwhile (e.g. the ledger's write).
-  if (!ctx.LeaseHeld()) {
+  // (An ungated one runs its command already; it was checked before Spawn.)
+  if (ledger && !ctx.LeaseHeld()) {
     Abandon(child);
-    if (ledger) (void)RemoveLedgerEntry(options.ledger_dir, child.pid);
+    (void)RemoveLedgerEntry(options.ledger_dir, child.pid);
     return LeaseLostError();
   }
   const absl::Status released = shell_internal::Release(child);

@@ -39,7 +39,10 @@
 //   Internal          "exit status 3", "killed by signal 9 (SIGKILL)"
 //   Cancelled         "cancelled: sent SIGTERM to process group 123; exit
 //                     status 143" -- any end after a cancel, even exit 0: a
-//                     command told to stop has not shown that it finished
+//                     command told to stop has not shown that it finished;
+//                     "not started: the store's lease was lost before the
+//                     command ran" (AttemptContext::LeaseHeld false before
+//                     the spawn, or behind the ledger's gate before it opens)
 //   NotFound          `command not found: "x" (searched PATH=/usr/bin:/bin)`,
 //                     `working_dir "/srv/x": No such file or directory`,
 //                     `user "bob": no such user`

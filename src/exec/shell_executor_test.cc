@@ -359,20 +359,26 @@ TEST(ShellExecutor, NonRootDaemonCannotSwitchUsers) {
   EXPECT_EQ(WEXITSTATUS(*status), 0);
 }
 
-// A lease check that answers `held`, counting the calls and the shards asked.
+// A lease check that answers true for its first `held_calls` calls and false
+// after, counting the calls and noting the shard asked.
 class FixedLease : public LeaseCheck {
  public:
-  explicit FixedLease(bool held) : held_(held) {}
+  explicit FixedLease(bool held) : held_calls_(held ? 1 << 30 : 0) {}
+  static FixedLease HeldFor(int calls) {
+    FixedLease lease(false);
+    lease.held_calls_ = calls;
+    return lease;
+  }
+  FixedLease(const FixedLease& other) : held_calls_(other.held_calls_) {}
   bool LeaseHeld(uint32_t shard) const override {
-    calls_.fetch_add(1);
     last_shard_.store(shard);
-    return held_;
+    return calls_.fetch_add(1) < held_calls_;
   }
   int calls() const { return calls_.load(); }
   uint32_t last_shard() const { return last_shard_.load(); }
 
  private:
-  const bool held_;
+  int held_calls_;
   mutable std::atomic<int> calls_{0};
   mutable std::atomic<uint32_t> last_shard_{0};
 };
@@ -406,6 +412,20 @@ TEST_P(ShellExecutorTest, ALeaseLostBeforeTheCommandRunsRunsNothing) {
                        Options()),
               IsOk());
   EXPECT_GE(held.calls(), 1);
+  EXPECT_TRUE(test::ReadFile(dir.File("ran")).has_value());
+}
+
+// Once the command runs, a lease lost is no reason to kill it: it has acted
+// already (the scheduler's own loss handling stops its attempts).
+TEST_P(ShellExecutorTest, ALeaseLostOnceTheCommandRunsDoesNotStopIt) {
+  TempDir dir;
+  const FixedLease once = FixedLease::HeldFor(1);
+  AttemptContext ctx = TestContext();
+  ctx.lease = &once;
+  EXPECT_THAT(RunShell(Command(absl::StrCat("touch ", dir.File("ran"))), ctx,
+                       Options()),
+              IsOk());
+  EXPECT_EQ(once.calls(), 1);
   EXPECT_TRUE(test::ReadFile(dir.File("ran")).has_value());
 }
 
