@@ -117,15 +117,15 @@ struct AttemptContext {
   bool IsCancelled() const { return cancelled != nullptr && cancelled->load(); }
   bool IsKilled() const { return killed != nullptr && killed->load(); }
   // Whether this scheduler still surely holds the store's lease the attempt
-  // was started under: always true on a store of its own (no lease lost but
-  // by a write refused as fenced). A scheduler paused past its lease between
-  // the start of an attempt and its side effect (SIGSTOP, a frozen VM, a long
-  // page-in) may find that another node took its jobs meanwhile. So a
-  // function checks this at the last moment before it acts -- the built-in
-  // executors before a command's first instruction runs, before a request is
-  // handed to libcurl -- and returns an error without acting when false (the
-  // run is then the new holder's). The fencing token covers what is left:
-  // the moment between the check and the act.
+  // was started under: always true without a lease that can expire (no
+  // store, or SchedulerOptions::lease_ttl infinite). A scheduler paused past
+  // its lease between the start of an attempt and its side effect (SIGSTOP,
+  // a frozen VM, a long page-in) may find that another node took its jobs
+  // meanwhile. So a function checks this at the last moment before it acts
+  // -- the built-in executors before a command's first instruction runs,
+  // before a request is handed to libcurl -- and returns an error without
+  // acting when false (the run is then the new holder's). The fencing token
+  // covers what is left: the moment between the check and the act.
   bool LeaseHeld() const { return lease == nullptr || lease->LeaseHeld(shard); }
   // Set by the scheduler for LeaseHeld(); null in an AttemptContext made by
   // hand (always held).
