@@ -347,8 +347,9 @@ namespace {
 
 // Equal specs share one buffer: every shared buffer alive is in this set
 // (PackUnshared's are not, until Share), found by its bytes, and a PackedSpec
-// made of bytes already there takes that buffer instead of a copy. A daemon's job is packed by the job files' reader and
-// again by the scheduler; with the set both keep one buffer.
+// made of bytes already there takes that buffer instead of a copy. A daemon's
+// job is packed by the job files' reader and again by the scheduler; with the
+// set both keep one buffer.
 //
 // A buffer whose count has dropped to 0 is dying: it is never taken again.
 // The thread that dropped it removes it from the set (if a newer buffer of

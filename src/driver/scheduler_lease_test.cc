@@ -7,9 +7,9 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "chime/scheduler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "chime/scheduler.h"
 #include "src/store/memory_store.h"
 #include "testing/fault_injection_store.h"
 #include "testing/status_matchers.h"

@@ -120,13 +120,7 @@ absl::StatusOr<std::vector<JobRecord>> MemoryStore::PutJobs(
     JobRecord& job = jobs_[it->second];
     if (plans[i].write) {
       job.id = it->second;
-      job.spec = writes[i].spec;
-      job.generation = plans[i].generation;
-      job.deleted = false;
-      if (plans[i].start_watermark) {
-        job.watermark = writes[i].watermark;
-        job.watermark_generation = plans[i].generation;
-      }
+      ApplyJobPut(plans[i], writes[i], &job);
       TouchJobLocked(job);
     }
     out.push_back(job);

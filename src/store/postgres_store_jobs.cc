@@ -84,13 +84,7 @@ absl::StatusOr<std::vector<JobRecord>> PostgresStore::PutJobs(
         continue;
       }
       JobRecord job = existing ? *std::move(existing) : JobRecord{};
-      job.spec = w.spec;
-      job.generation = plan.generation;
-      job.deleted = false;
-      if (plan.start_watermark) {
-        job.watermark = w.watermark;
-        job.watermark_generation = plan.generation;
-      }
+      ApplyJobPut(plan, w, &job);
       job.revision = ++revision;
       const PgParam spec = PgParam::Bytes(EncodeJobSpec(w.spec));
       if (job.id != 0) {

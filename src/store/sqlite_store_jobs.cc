@@ -112,8 +112,7 @@ class Revisions {
   // The write that asked Next() took it.
   void Took() { ++last_; }
   absl::Status Store(Db& db) {
-    return last_ == stored_ ? absl::OkStatus()
-                            : SetMeta(db, "revision", last_);
+    return last_ == stored_ ? absl::OkStatus() : SetMeta(db, "revision", last_);
   }
 
  private:
@@ -132,13 +131,7 @@ absl::StatusOr<JobRecord> WriteJob(Db& db, const JobWrite& w,
                    PlanJobPut(existing ? &*existing : nullptr, w));
   if (!plan.write) return *std::move(existing);
   JobRecord job = existing ? *std::move(existing) : JobRecord{};
-  job.spec = w.spec;
-  job.generation = plan.generation;
-  job.deleted = false;
-  if (plan.start_watermark) {
-    job.watermark = w.watermark;
-    job.watermark_generation = plan.generation;
-  }
+  ApplyJobPut(plan, w, &job);
   ASSIGN_OR_RETURN(job.revision, revisions.Next(db));
   const std::string spec = EncodeJobSpec(w.spec);
   if (job.id != 0) {

@@ -213,6 +213,17 @@ absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
                     bump && write.watermark != absl::InfinitePast()};
 }
 
+void ApplyJobPut(const JobPutPlan& plan, const JobWrite& write,
+                 JobRecord* job) {
+  job->spec = write.spec;
+  job->generation = plan.generation;
+  job->deleted = false;
+  if (plan.start_watermark) {
+    job->watermark = write.watermark;
+    job->watermark_generation = plan.generation;
+  }
+}
+
 absl::StatusOr<bool> PlanJobDelete(const JobRecord* existing, const JobKey& key,
                                    int64_t expected_revision) {
   if (existing == nullptr) return JobNotFoundError(key);

@@ -74,6 +74,11 @@ struct JobPutPlan {
 };
 absl::StatusOr<JobPutPlan> PlanJobPut(const JobRecord* existing,
                                       const JobWrite& write);
+// Makes `job` (the existing record, or a new one) the record after `write`,
+// as `plan` (plan.write true) says: its spec, generation, not deleted, and
+// the write's watermark when the plan starts one. Ids and revisions are the
+// store's to set.
+void ApplyJobPut(const JobPutPlan& plan, const JobWrite& write, JobRecord* job);
 
 // What a delete does to the job it names (`existing` null if the key was
 // never stored): true = write the tombstone; false = already deleted (a
