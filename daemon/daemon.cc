@@ -41,6 +41,15 @@ constexpr absl::Duration kReloadQuiet = absl::Milliseconds(200);
 // core: more would only take turns on the cores.
 constexpr int kHttpBlockingThreads = 32;
 
+int HttpIoThreads() {
+  return static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+}
+
+// The embedded store's read connections: one for every thread that may read
+// at once -- the listener's (both kinds), and the scheduler's, the
+// registry's two and the job files' -- so that no read waits for one.
+size_t StoreReaders() { return kHttpBlockingThreads + HttpIoThreads() + 4; }
+
 // After a reload that changed more jobs than this, free memory goes back to
 // the system.
 constexpr int kManyChanges = 1000;
@@ -166,7 +175,7 @@ absl::Status Daemon::StartAll() {
     log_.Warn("killed processes left by an earlier daemon",
               {{"process_groups", int64_t{orphans}}});
   }
-  ASSIGN_OR_RETURN(store_, OpenStore(config_, log_));
+  ASSIGN_OR_RETURN(store_, OpenStore(config_, log_, StoreReaders()));
   const std::string node = NodeName(config_);
   // With shards the scheduler holds this node's member lease itself.
   const bool sharded = SharedStore(config_) && config_.shards > 0;
@@ -293,8 +302,7 @@ absl::Status Daemon::StartAll() {
   RETURN_IF_ERROR(config::SplitHostPort(config_.listen, &host, &port));
   http.address = host;
   http.port = static_cast<uint16_t>(standby_port != 0 ? standby_port : port);
-  http.threads =
-      static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  http.threads = HttpIoThreads();
   http.blocking_threads = kHttpBlockingThreads;
   http.tls_cert_file = config_.tls_cert;
   http.tls_key_file = config_.tls_key;

@@ -72,7 +72,7 @@ absl::Status AgreeShards(store::PostgresStore& store,
 #endif
 
 absl::StatusOr<std::shared_ptr<Store>> OpenStore(
-    const config::DaemonConfig& config, Logger& log) {
+    const config::DaemonConfig& config, Logger& log, size_t readers) {
   if (SharedStore(config)) {
 #ifdef CHIME_HAVE_POSTGRES
     store::PostgresStore::Options options;
@@ -94,6 +94,7 @@ absl::StatusOr<std::shared_ptr<Store>> OpenStore(
   }
   store::SqliteStore::Options options;
   options.data_dir = config.data_dir;
+  options.max_readers = readers;
   ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteStore> store,
                    store::SqliteStore::Open(options));
   log.Info("store open",

@@ -38,9 +38,14 @@ std::string NodeName(const config::DaemonConfig& config);
 std::string AdvertiseUrl(const config::DaemonConfig& config,
                          const std::string& node);
 
-// Opens the configured store, logging what it opened.
+// Opens the configured store, logging what it opened. The embedded store
+// opens `readers` read connections (SqliteStore::Options::max_readers):
+// as many as threads that may read at once, so that no read waits for a
+// connection -- the listener's I/O threads read too (a job's run page,
+// api::internal::BoundedRunPage), and must never wait behind the pool's
+// slow reads.
 absl::StatusOr<std::shared_ptr<Store>> OpenStore(
-    const config::DaemonConfig& config, Logger& log);
+    const config::DaemonConfig& config, Logger& log, size_t readers);
 
 // Scheduler::Create(options); on a shared store held by another daemon (or
 // with this node's clock off from the store's, or not answering), waits as a

@@ -200,8 +200,10 @@ http::Response ListJobs(const ApiDeps& deps, const http::Request& request) {
 
 http::Response JobNext(const JobRecord& job, const http::Request& request);
 
+// `inline_pages`: bounded run pages run on the I/O thread that read them
+// (BoundedRunPage), outside the gate.
 http::Response GetJob(const ApiDeps& deps, ConcurrencyGate& history_gate,
-                      const http::Request& request) {
+                      bool inline_pages, const http::Request& request) {
   absl::StatusOr<std::vector<std::string>> parts =
       PathSegments(request.path, "/v1/jobs/");
   if (!parts.ok()) return ProblemFromStatus(parts.status());
@@ -212,7 +214,8 @@ http::Response GetJob(const ApiDeps& deps, ConcurrencyGate& history_gate,
   // A job's history (runs, a run, missed fires; not a run's output, which
   // may follow the run) is read through the gate.
   std::optional<ConcurrencyGate::Pass> pass;
-  if (parts->size() > 2 && parts->back() != "output")
+  if (parts->size() > 2 && parts->back() != "output" &&
+      !(inline_pages && internal::BoundedRunPage(request)))
     pass.emplace(history_gate.Enter());
   const JobKey key{(*parts)[0], (*parts)[1]};
   absl::StatusOr<JobRecord> record = deps.store->GetJob(key, StoreDeadline());
@@ -411,14 +414,23 @@ void internal::AddReadRoutes(http::Router& router, const ApiDeps& deps) {
   // that each runs to its end once begun rather than share the cores with
   // 31 others (concurrency_gate.h). Job listings (a search may be long)
   // and everything else are not held by it.
+  // A bounded run page (the common read: a dashboard's, a CLI's) is
+  // answered on the I/O thread that read it, without two hand-offs between
+  // threads, when the store reads a local file (the embedded SQLite, with a
+  // read connection for every thread: daemon/store_open.h); a shared store's
+  // read is a network round trip, on the pool.
   auto history_gate = std::make_shared<ConcurrencyGate>(
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  const bool inline_pages = !deps.daemon.shared_store;
   router.HandlePrefix(
       "GET", "/v1/jobs/",
-      auth.Guard(Role::kRead, [deps, history_gate](const http::Request& r) {
-        return GetJob(deps, *history_gate, r);
-      }));
-  internal::AddRunListRoutes(router, deps.store, auth, history_gate);
+      auth.Guard(Role::kRead,
+                 [deps, history_gate, inline_pages](const http::Request& r) {
+                   return GetJob(deps, *history_gate, inline_pages, r);
+                 }),
+      {.run_inline = inline_pages ? internal::BoundedRunPage : nullptr});
+  internal::AddRunListRoutes(router, deps.store, auth, history_gate,
+                             inline_pages);
   router.Handle("GET", "/v1/schedule/preview",
                 auth.Guard(Role::kRead,
                            [](const http::Request& r) { return Preview(r); }));

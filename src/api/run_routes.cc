@@ -148,10 +148,28 @@ class PageWriter {
   JsonWriter w_{&body_};
 };
 
+// The parameters of a job's run listing.
+const std::vector<std::string>& RunListParams() {
+  static const auto* const params =
+      new std::vector<std::string>{"state", "from", "to", "limit", "cursor"};
+  return *params;
+}
+
+// GET /v1/runs's, and GET /v1/dead-letters' (no state).
+const std::vector<std::string>& AllRunsParams() {
+  static const auto* const params = new std::vector<std::string>{
+      "namespace", "from", "to", "limit", "cursor", "state"};
+  return *params;
+}
+const std::vector<std::string>& DeadLetterParams() {
+  static const auto* const params = new std::vector<std::string>{
+      "namespace", "from", "to", "limit", "cursor"};
+  return *params;
+}
+
 http::Response ListRuns(Store& store, const JobRecord& job,
                         const http::Request& request) {
-  absl::StatusOr<Query> q =
-      Query::Parse(request.query, {"state", "from", "to", "limit", "cursor"});
+  absl::StatusOr<Query> q = Query::Parse(request.query, RunListParams());
   RETURN_PROBLEM_IF_ERROR(q.status());
   absl::StatusOr<RunQuery> query = RunQueryParams(*q, /*with_state=*/true);
   RETURN_PROBLEM_IF_ERROR(query.status());
@@ -174,10 +192,8 @@ http::Response ListRuns(Store& store, const JobRecord& job,
 // so a page may be short (even empty) and still have a next_cursor.
 http::Response ListAllRuns(Store& store, const http::Request& request,
                            bool dead_letters) {
-  std::vector<std::string> allowed = {"namespace", "from", "to", "limit",
-                                      "cursor"};
-  if (!dead_letters) allowed.push_back("state");
-  absl::StatusOr<Query> q = Query::Parse(request.query, allowed);
+  absl::StatusOr<Query> q = Query::Parse(
+      request.query, dead_letters ? DeadLetterParams() : AllRunsParams());
   RETURN_PROBLEM_IF_ERROR(q.status());
   absl::StatusOr<RunQuery> query = RunQueryParams(*q, !dead_letters);
   RETURN_PROBLEM_IF_ERROR(query.status());
@@ -383,6 +399,26 @@ http::Response ListMissed(Store& store, const JobRecord& job,
 
 }  // namespace
 
+bool BoundedRunPage(const http::Request& request) {
+  constexpr absl::string_view kPrefix = "/v1/jobs/";
+  absl::string_view path = request.path;
+  const bool all_runs = path == "/v1/runs";
+  if (!all_runs && (!absl::ConsumePrefix(&path, kPrefix) ||
+                    !absl::ConsumeSuffix(&path, "/runs") ||
+                    std::count(path.begin(), path.end(), '/') != 1)) {
+    return false;
+  }
+  // A query the listing refuses is answered at once, inline too.
+  absl::StatusOr<Query> q =
+      Query::Parse(request.query, all_runs ? AllRunsParams() : RunListParams());
+  if (!q.ok()) return true;
+  absl::StatusOr<std::optional<std::string>> state = q->One("state");
+  absl::StatusOr<std::optional<std::string>> ns = q->One("namespace");
+  absl::StatusOr<int64_t> limit = q->Int("limit", 100, 1, 1000);
+  if (!state.ok() || !ns.ok() || !limit.ok()) return true;
+  return !state->has_value() && !ns->has_value() && *limit <= 100;
+}
+
 http::Response JobHistory(Store& store, const JobRecord& job,
                           const std::vector<std::string>& rest,
                           const http::Request& request) {
@@ -397,12 +433,18 @@ http::Response JobHistory(Store& store, const JobRecord& job,
 
 void AddRunListRoutes(http::Router& router, Store* store,
                       const Authorizer& auth,
-                      std::shared_ptr<ConcurrencyGate> gate) {
+                      std::shared_ptr<ConcurrencyGate> gate,
+                      bool inline_pages) {
   router.Handle("GET", "/v1/runs",
-                auth.Guard(Role::kRead, [store, gate](const http::Request& r) {
-                  ConcurrencyGate::Pass pass = gate->Enter();
-                  return ListAllRuns(*store, r, /*dead_letters=*/false);
-                }));
+                auth.Guard(Role::kRead,
+                           [store, gate, inline_pages](const http::Request& r) {
+                             std::optional<ConcurrencyGate::Pass> pass;
+                             if (!(inline_pages && BoundedRunPage(r)))
+                               pass.emplace(gate->Enter());
+                             return ListAllRuns(*store, r,
+                                                /*dead_letters=*/false);
+                           }),
+                {.run_inline = inline_pages ? BoundedRunPage : nullptr});
   router.Handle("GET", "/v1/runs/per-minute",
                 auth.Guard(Role::kRead, [store](const http::Request& r) {
                   return RunsPerMinute(*store, r);

@@ -43,13 +43,22 @@ http::Response JobHistory(Store& store, const JobRecord& job,
                           const std::vector<std::string>& rest,
                           const http::Request& request);
 
+// True for GET /v1/jobs/{namespace}/{id}/runs and GET /v1/runs without a
+// state or namespace filter and with a limit of at most 100 (or none): an
+// index walk of at most 100 runs, answered in well under a millisecond,
+// which the server may run on the thread that read it (RouteOptions::
+// run_inline) and outside the history gate. Other listings may scan (a rare
+// state, a namespace) or be long (limit=1000).
+bool BoundedRunPage(const http::Request& request);
+
 // Registers GET /v1/runs, /v1/runs/per-minute and /v1/dead-letters;
 // `store` (which may be null while no route is called) and `auth` outlive the
 // router. The two run listings go through `gate` (shared with the job
-// histories' reads).
+// histories' reads), but for a BoundedRunPage with `inline_pages`, which
+// runs inline.
 void AddRunListRoutes(http::Router& router, Store* store,
                       const Authorizer& auth,
-                      std::shared_ptr<ConcurrencyGate> gate);
+                      std::shared_ptr<ConcurrencyGate> gate, bool inline_pages);
 
 }  // namespace chime::api::internal
 
