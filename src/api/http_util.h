@@ -37,6 +37,11 @@ http::Response Problem(int status, absl::string_view detail);
 // 403, Unauthenticated 401, Unavailable/DeadlineExceeded 503, others 500
 // (whose detail is not the internal message but "internal error").
 http::Response ProblemFromStatus(const absl::Status& status);
+// In a handler: returns ProblemFromStatus of `expr` if it is not OK.
+#define RETURN_PROBLEM_IF_ERROR(expr)                                     \
+  do {                                                                    \
+    if (absl::Status _s = (expr); !_s.ok()) return ProblemFromStatus(_s); \
+  } while (0)
 // 200 (or `status`) with `body` as application/json.
 http::Response JsonResponse(const nlohmann::ordered_json& body,
                             int status = 200);

@@ -19,12 +19,6 @@
 namespace chime::api::internal {
 namespace {
 
-// Returns the problem for a failed Status from a handler.
-#define RETURN_PROBLEM_IF_ERROR(expr)                                     \
-  do {                                                                    \
-    if (absl::Status _s = (expr); !_s.ok()) return ProblemFromStatus(_s); \
-  } while (0)
-
 using Json = nlohmann::ordered_json;
 
 // A listing of every job's runs reads at most this many runs per request
@@ -32,8 +26,6 @@ using Json = nlohmann::ordered_json;
 // cursor to go on from (as GET /v1/jobs does).
 constexpr int kMaxScannedPerRequest = 20'000;
 constexpr int kScanPage = 256;
-// GET /v1/runs/per-minute counts at most this many runs per request.
-constexpr int64_t kMaxCountedPerMinute = 100'000;
 
 // Writes the members of a run as every route shows it (its job by
 // run.job_key), without the braces: callers add their own members.
@@ -238,70 +230,6 @@ http::Response ListAllRuns(Store& store, const http::Request& request,
     query->after = page->next;
   }
   return std::move(out).Finish(done ? std::nullopt : last);
-}
-
-// GET /v1/runs/per-minute: every job's runs of the last `minutes` minutes
-// (by scheduled time, the minute now included) counted by minute and state,
-// oldest minute first. Reads the runs newest first, at most
-// kMaxCountedPerMinute of them ("capped" then says the oldest minutes are
-// short).
-http::Response RunsPerMinute(Store& store, const http::Request& request) {
-  absl::StatusOr<Query> q =
-      Query::Parse(request.query, {"minutes", "namespace"});
-  RETURN_PROBLEM_IF_ERROR(q.status());
-  absl::StatusOr<int64_t> minutes = q->Int("minutes", 30, 1, 1440);
-  RETURN_PROBLEM_IF_ERROR(minutes.status());
-  absl::StatusOr<std::optional<std::string>> ns = q->One("namespace");
-  RETURN_PROBLEM_IF_ERROR(ns.status());
-  constexpr RunState kStates[] = {RunState::kPending,  RunState::kRunning,
-                                  RunState::kRetrying, RunState::kSucceeded,
-                                  RunState::kFailed,   RunState::kCancelled,
-                                  RunState::kLost};
-  const absl::Time now = absl::Now();
-  const absl::Time first_minute =
-      absl::UnixEpoch() +
-      absl::Floor(now - absl::UnixEpoch(), absl::Minutes(1)) -
-      absl::Minutes(*minutes - 1);
-  // counts[minute][state]
-  std::vector<std::array<int64_t, 8>> counts(*minutes);
-  RunQuery query;
-  query.from = first_minute;
-  query.limit = 1000;
-  int64_t counted = 0;
-  bool capped = false;
-  for (;;) {
-    absl::StatusOr<RunPage> page = store.ListRuns(query, StoreDeadline());
-    RETURN_PROBLEM_IF_ERROR(page.status());
-    for (const RunRecord& run : page->runs) {
-      if (ns->has_value() && run.job_key.name_space != **ns) continue;
-      const int64_t i =
-          (run.fire.scheduled_time - first_minute) / absl::Minutes(1);
-      if (i < 0 || i >= *minutes) continue;  // scheduled in the future
-      ++counts[i][static_cast<size_t>(run.state)];
-      ++counted;
-    }
-    if (!page->next) break;
-    if (counted >= kMaxCountedPerMinute) {
-      capped = true;
-      break;
-    }
-    query.after = page->next;
-  }
-  Json list = Json::array();
-  for (int64_t i = 0; i < *minutes; ++i) {
-    Json minute;
-    minute["minute"] = time::FormatUtc(first_minute + absl::Minutes(i));
-    for (RunState state : kStates) {
-      minute[std::string(RunStateName(state))] =
-          counts[i][static_cast<size_t>(state)];
-    }
-    list.push_back(std::move(minute));
-  }
-  Json body;
-  body["minutes"] = std::move(list);
-  body["runs_counted"] = counted;
-  body["capped"] = capped;
-  return JsonResponse(body);
 }
 
 http::Response GetRun(Store& store, const JobRecord& job,

@@ -51,6 +51,9 @@ http::Response JobHistory(Store& store, const JobRecord& job,
 // state, a namespace) or be long (limit=1000).
 bool BoundedRunPage(const http::Request& request);
 
+// GET /v1/runs/per-minute (run_counts.cc).
+http::Response RunsPerMinute(Store& store, const http::Request& request);
+
 // Registers GET /v1/runs, /v1/runs/per-minute and /v1/dead-letters;
 // `store` (which may be null while no route is called) and `auth` outlive the
 // router. The two run listings go through `gate` (shared with the job
