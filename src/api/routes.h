@@ -124,7 +124,9 @@ struct DaemonInfo {
   // When the daemon started.
   absl::Time started_at = absl::InfinitePast();
   // This node's name, whether its store is shared by several daemons, and
-  // its bound on clock skew (GET /v1/cluster).
+  // its bound on clock skew (GET /v1/cluster). A store not shared is read
+  // from a local file: its bounded run pages are then answered on the
+  // listener's I/O threads (run_routes.h, BoundedRunPage).
   std::string node_name;
   bool shared_store = false;
   absl::Duration max_clock_skew = absl::InfiniteDuration();
