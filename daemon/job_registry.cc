@@ -209,8 +209,12 @@ void JobRegistry::WriteLoop() {
     std::vector<PendingPut> batch = TakeBatch();
     if (batch.empty()) return;  // stopping, nothing queued
     PutBatch(batch);
-    // The callers' callbacks answer their clients, outside the locks.
-    for (PendingPut& p : batch) p.done(*std::move(p.result));
+    // The callers' callbacks answer their clients, outside the locks; what
+    // they log is written at once.
+    {
+      Logger::Batch lines(log_);
+      for (PendingPut& p : batch) p.done(*std::move(p.result));
+    }
     absl::MutexLock lock(&queue_mu_);
     for (const PendingPut& p : batch) under_way_.erase(p.spec.key);
   }

@@ -26,6 +26,9 @@ void AppendTextValue(const Logger::Value& value, std::string* out) {
   }
 }
 
+// The innermost Logger::Batch of this thread, if any.
+thread_local Logger::Batch* current_batch = nullptr;
+
 std::string Upper(absl::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
@@ -98,9 +101,33 @@ void Logger::Log(LogLevel level, absl::string_view msg,
                  std::initializer_list<Field> fields) {
   if (level < min_level_.load()) return;
   const std::string line = Render(level, msg, fields);
+  for (Batch* b = current_batch; b != nullptr; b = b->outer_) {
+    if (&b->logger_ != this) continue;
+    b->lines_ += line;
+    return;
+  }
+  Write(line);
+}
+
+void Logger::Write(absl::string_view lines) {
+  if (lines.empty()) return;
   absl::MutexLock lock(&mu_);
-  std::fwrite(line.data(), 1, line.size(), out_);
+  std::fwrite(lines.data(), 1, lines.size(), out_);
   std::fflush(out_);
+}
+
+Logger::Batch::Batch(Logger& logger) : logger_(logger), outer_(current_batch) {
+  current_batch = this;
+}
+
+Logger::Batch::~Batch() {
+  current_batch = outer_;
+  for (Batch* b = outer_; b != nullptr; b = b->outer_) {
+    if (&b->logger_ != &logger_) continue;
+    b->lines_ += lines_;
+    return;
+  }
+  logger_.Write(lines_);
 }
 
 void Logger::LogRunEvent(const RunEvent& e) {

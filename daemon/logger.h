@@ -55,6 +55,26 @@ class Logger {
   // From now on, records below `level` are dropped (a reload may change it).
   void SetLevel(LogLevel level) { min_level_.store(level); }
 
+  // While a Batch lives, the records its thread logs through `logger` are
+  // kept and written together when it ends, in order, with one write(2):
+  // for records made at one moment anyway (the answers to a batch of job
+  // changes; a write per record was ~2% of the daemon's CPU in a burst of
+  // creations). Other threads' records are written as they come. A Batch
+  // inside another of the same thread keeps its records in the outer one.
+  class Batch {
+   public:
+    explicit Batch(Logger& logger);
+    ~Batch();
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+
+   private:
+    friend class Logger;
+    Logger& logger_;
+    Batch* const outer_;  // the thread's batch before this one
+    std::string lines_;
+  };
+
   // A run transition or a fire that did not run, at info (warn for failed,
   // lost, missed), with fire_id, run_id, from, to, attempt and detail.
   void LogRunEvent(const RunEvent& event);
@@ -62,6 +82,7 @@ class Logger {
  private:
   std::string Render(LogLevel level, absl::string_view msg,
                      std::initializer_list<Field> fields) const;
+  void Write(absl::string_view lines);
 
   std::FILE* const out_;
   const LogFormat format_;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -87,6 +88,43 @@ TEST(LoggerTest, RunEventsCarryTheFireId) {
   EXPECT_EQ(b["msg"], "fire missed");
   EXPECT_EQ(b["fire_id"], missed.fire_id);
   EXPECT_EQ(b["fires"], 2);
+}
+
+// A batch's records are written together when it ends, in the order they
+// were made; another thread's record meanwhile is written at once, and a
+// nested batch's records go with the outer one's.
+TEST(LoggerTest, ABatchWritesItsThreadsRecordsTogetherWhenItEnds) {
+  char* buf = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&buf, &size);
+  SimulatedClock clock;
+  std::string during, after;
+  {
+    Logger log(out, LogFormat::kText, LogLevel::kInfo, clock);
+    {
+      Logger::Batch batch(log);
+      log.Info("first");
+      {
+        Logger::Batch inner(log);
+        log.Info("second");
+      }
+      log.Log(LogLevel::kDebug, "dropped");
+      std::thread other([&] { log.Info("other thread"); });
+      other.join();
+      log.Info("third");
+      during = std::string(buf, size);  // flushed after every write
+    }
+    after = std::string(buf, size);
+    log.Info("fourth");
+  }
+  std::fclose(out);
+  const std::string text(buf, size);
+  std::free(buf);
+  const std::string ts = "2026-01-01T00:00:00.000Z INFO ";
+  EXPECT_EQ(during, ts + "other thread\n");
+  EXPECT_EQ(after, ts + "other thread\n" + ts + "first\n" + ts + "second\n" +
+                       ts + "third\n");
+  EXPECT_EQ(text, after + ts + "fourth\n");
 }
 
 }  // namespace

@@ -57,19 +57,21 @@ void StoreWriter::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void StoreWriter::Enqueue(Item item) {
-  bool first;
+void StoreWriter::Enqueue(Item item, bool wake) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    first = queue_.empty();
     queue_.push_back(std::move(item));
+    if (!wake || std::exchange(signalled_, true)) return;
   }
-  if (first) cv_.notify_one();
+  cv_.notify_one();
 }
 
 void StoreWriter::PutJob(core::PackedSpec spec, bool paused, int64_t generation,
                          uint32_t job_slot, JobId stored_id) {
-  Enqueue(PutJobItem{std::move(spec), paused, generation, job_slot, stored_id});
+  // A note of a stored job's id waits for the next write: a wake-up of this
+  // thread per job created through the API was ~4% of the daemon's CPU.
+  Enqueue(PutJobItem{std::move(spec), paused, generation, job_slot, stored_id},
+          /*wake=*/stored_id == 0);
 }
 
 void StoreWriter::DeleteJob(const JobKey& key) { Enqueue(DeleteJobItem{key}); }
@@ -95,8 +97,13 @@ std::vector<StoreWriter::Completion> StoreWriter::TakeCompletions() {
 }
 
 bool StoreWriter::Idle() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queue_.empty() && !busy_ && completed_.empty();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.empty()) return !busy_ && completed_.empty();
+    if (std::exchange(signalled_, true)) return false;
+  }
+  cv_.notify_one();  // notes only: the thread is woken to take them
+  return false;
 }
 
 void StoreWriter::Complete(std::vector<Completion> done) {
@@ -130,9 +137,10 @@ void StoreWriter::Run() {
       // A burst (100k jobs added at start) must not pin its memory: an item
       // holds a whole JobSpec.
       if (items.capacity() > kKeptItems) std::vector<Item>().swap(items);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      cv_.wait(lock, [&] { return stop_ || signalled_; });
       if (queue_.empty()) return;  // stopping, and everything is written
       busy_ = true;
+      signalled_ = false;
       items.swap(queue_);  // queue_ takes the emptied buffer
     }
     size_t i = 0;

@@ -122,6 +122,9 @@ class StoreWriter {
   // the job's PutJob.
   // `stored_id` != 0: the job is in the store already under that id (the
   // caller wrote it); only the id is learnt, in order with the other writes.
+  // Such a note does not wake the writer thread: it is taken with the next
+  // item that does (a persist record that needs the id comes after it), or
+  // when Idle is asked.
   // `job_slot` kNoSlot: a job the Plan does not schedule (a shard another
   // node holds): written with whatever generation the store gives it.
   static constexpr uint32_t kNoSlot = UINT32_MAX;
@@ -139,6 +142,7 @@ class StoreWriter {
 
   std::vector<Completion> TakeCompletions();
   // True when nothing is queued or being written, and no completion waits.
+  // Wakes the writer thread for notes still queued (and is then false).
   bool Idle();
 
   // The scheduler is shutting down: from now on a write the store keeps
@@ -177,7 +181,8 @@ class StoreWriter {
   using Item = std::variant<PutJobItem, DeleteJobItem, core::PersistAction,
                             TransitionItem, BarrierItem>;
 
-  void Enqueue(Item item);
+  // `wake`: wake the thread for it (else it waits for an item that does).
+  void Enqueue(Item item, bool wake = true);
   void Run();
   // Each takes a run of neighbouring items of its kind from `items`, starting
   // at `i`, and returns the index after them.
@@ -219,10 +224,11 @@ class StoreWriter {
   std::condition_variable cv_;
   // A vector, not a deque: a burst's items sit in one buffer, freed as a
   // whole, rather than in blocks scattered between long-lived allocations.
-  std::vector<Item> queue_;            // guarded by mu_
-  bool busy_ = false;                  // guarded by mu_: writing a batch
-  bool stop_ = false;                  // guarded by mu_
-  bool give_up_ = false;               // guarded by mu_
+  std::vector<Item> queue_;  // guarded by mu_
+  bool signalled_ = false;   // guarded by mu_: the thread is woken for queue_
+  bool busy_ = false;        // guarded by mu_: writing a batch
+  bool stop_ = false;        // guarded by mu_
+  bool give_up_ = false;     // guarded by mu_
   std::vector<Completion> completed_;  // guarded by mu_
   std::thread thread_;
 };

@@ -3,10 +3,13 @@
 #include "src/driver/store_writer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/store/memory_store.h"
@@ -32,24 +35,32 @@ core::PersistAction OneClaim(uint64_t batch, const FireKey& fire, RunId run) {
   return a;
 }
 
+// Puts `spec` into `base` and takes the scheduler's lease there: the job as
+// stored, and the fence a writer writes under.
+std::pair<JobRecord, Fence> MustPutJobAndLease(store::MemoryStore& base,
+                                               const JobSpec& spec) {
+  absl::StatusOr<JobRecord> job = base.PutJob(spec, kNoRevision, kForever);
+  EXPECT_THAT(job, IsOk());
+  absl::StatusOr<LeaseGrant> grant =
+      base.AcquireLease("scheduler", "test", absl::Hours(1), kForever);
+  EXPECT_THAT(grant, IsOk());
+  return {job.ok() ? *job : JobRecord{},
+          Fence{"scheduler", grant.ok() ? grant->token : 0}};
+}
+
 TEST(StoreWriterTest,
      ARefusedBatchInAMergedClaimIsAnsweredAloneAndTheRestWritten) {
   SimulatedClock clock;
   store::MemoryStore base(store::MemoryStore::Options{&clock});
   FaultInjectionStore store(base);
   const JobSpec spec = ::chime::testing::CronJob("a", "* * * * *");
-  absl::StatusOr<JobRecord> job = base.PutJob(spec, kNoRevision, kForever);
-  ASSERT_THAT(job, IsOk());
-  absl::StatusOr<LeaseGrant> grant =
-      base.AcquireLease("scheduler", "test", absl::Hours(1), kForever);
-  ASSERT_THAT(grant, IsOk());
-  const Fence fence{"scheduler", grant->token};
+  const auto [job, fence] = MustPutJobAndLease(base, spec);
   const FireKey taken{spec.key, 1, absl::UnixEpoch() + absl::Minutes(1)};
   const FireKey free{spec.key, 1, absl::UnixEpoch() + absl::Minutes(2)};
   // Another run claimed `taken` already.
   ClaimBatch earlier;
   earlier.claims.push_back(
-      {FireRef{job->id, 1, taken.scheduled_time}, RunId{100}});
+      {FireRef{job.id, 1, taken.scheduled_time}, RunId{100}});
   ASSERT_THAT(base.ClaimFires(fence, earlier, kForever), IsOk());
 
   StoreWriter writer(
@@ -75,8 +86,8 @@ TEST(StoreWriterTest,
   EXPECT_EQ(second.batch.batch, 2u);
   EXPECT_THAT(second.status, IsOk());
   absl::StatusOr<std::vector<ClaimInfo>> claims =
-      base.LookupClaims({FireRef{job->id, 1, taken.scheduled_time},
-                         FireRef{job->id, 1, free.scheduled_time}},
+      base.LookupClaims({FireRef{job.id, 1, taken.scheduled_time},
+                         FireRef{job.id, 1, free.scheduled_time}},
                         kForever);
   ASSERT_THAT(claims, IsOk());
   EXPECT_EQ((*claims)[0].run, 100u);  // untouched
@@ -207,6 +218,52 @@ TEST(StoreWriterTest, WritesGoUnderTheLeaseOfTheirJobsShard) {
   EXPECT_THAT(fatal, StatusIs(absl::StatusCode::kFailedPrecondition,
                               HasSubstr(absl::StrCat("shard ", shards[2]))));
   EXPECT_THAT(store.GetRun(3, kForever), StatusIs(absl::StatusCode::kNotFound));
+}
+
+// The id of a job the caller stored is a note that wakes nobody: the writer
+// takes it with the next write, in order (a claim of the job names it), or
+// when asked whether it is idle -- so a scheduler shutting down waits for it.
+TEST(StoreWriterTest, AStoredJobsIdIsTakenWithTheNextWriteOrWhenIdleIsAsked) {
+  SimulatedClock clock;
+  store::MemoryStore base(store::MemoryStore::Options{&clock});
+  FaultInjectionStore store(base);
+  const JobSpec spec = ::chime::testing::CronJob("a", "* * * * *");
+  const auto [job, fence] = MustPutJobAndLease(base, spec);
+  std::atomic<int> wakes{0};
+  StoreWriter writer(
+      store, clock, fence, StoreWriter::Options{}, [&] { ++wakes; },
+      [](const absl::Status& s) { FAIL() << "fatal: " << s; });
+
+  writer.PutJob(core::PackedSpec::Pack(spec), false, job.generation,
+                /*job_slot=*/3, job.id);
+  // Asking wakes the writer for the note; it is idle once it has taken it,
+  // and tells the scheduler so. The note wrote nothing.
+  EXPECT_FALSE(writer.Idle());
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (!writer.Idle() && absl::Now() < give_up)
+    absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_TRUE(writer.Idle());
+  EXPECT_GE(wakes.load(), 1);
+  EXPECT_EQ(store.counters().writes, 0);
+
+  // A second note, then a claim of job slot 3: the claim is written for the
+  // stored job.
+  writer.PutJob(core::PackedSpec::Pack(spec), false, job.generation,
+                /*job_slot=*/3, job.id);
+  const FireKey fire{spec.key, job.generation,
+                     absl::UnixEpoch() + absl::Minutes(1)};
+  core::PersistAction claim = OneClaim(1, fire, 7);
+  claim.claims[0].job_slot = 3;
+  writer.Persist(claim);
+  writer.Stop();
+  std::vector<StoreWriter::Completion> done = writer.TakeCompletions();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_THAT(std::get<StoreWriter::Persisted>(done[0]).status, IsOk());
+  absl::StatusOr<std::vector<ClaimInfo>> claims = base.LookupClaims(
+      {FireRef{job.id, job.generation, fire.scheduled_time}}, kForever);
+  ASSERT_THAT(claims, IsOk());
+  ASSERT_EQ(claims->size(), 1u);
+  EXPECT_EQ((*claims)[0].run, 7u);
 }
 
 }  // namespace

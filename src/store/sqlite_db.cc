@@ -121,6 +121,8 @@ absl::StatusOr<StmtRef> Db::Prepare(absl::string_view sql) {
 
 int64_t Db::Changes() const { return sqlite3_changes64(db_); }
 
+int64_t Db::LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
+
 bool Db::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 absl::Status Db::Error(int rc, absl::string_view what) const {

@@ -101,6 +101,10 @@ class Db {
   absl::StatusOr<StmtRef> Prepare(absl::string_view sql);
   // Rows changed by the last INSERT, UPDATE or DELETE.
   int64_t Changes() const;
+  // The rowid of the last row inserted on this connection (an INTEGER
+  // PRIMARY KEY is its rowid). Cheaper than INSERT ... RETURNING, which
+  // collects the returned rows in a temporary table of its own.
+  int64_t LastInsertRowid() const;
   // Whether a transaction is open. False after SQLite rolled one back by
   // itself, as it may on an I/O error, a full disk or running out of memory.
   bool InTransaction() const;
