@@ -214,6 +214,11 @@ std::optional<absl::Time> NextFire(const ApiDeps& deps,
 // shown when known.
 nlohmann::ordered_json JobJson(const JobRecord& record,
                                std::optional<absl::Time> next_fire);
+// GET /v1/schedule/preview: an expression's description and next fire times
+// (schedule_routes.cc).
+http::Response SchedulePreview(const http::Request& request);
+// GET /v1/jobs/{ns}/{id}/next: `job`'s own next fire times.
+http::Response JobNext(const JobRecord& job, const http::Request& request);
 }  // namespace internal
 
 }  // namespace chime::api
