@@ -236,6 +236,9 @@ TEST(StoreWriterTest, AStoredJobsIdIsTakenWithTheNextWriteOrWhenIdleIsAsked) {
 
   writer.PutJob(core::PackedSpec::Pack(spec), false, job.generation,
                 /*job_slot=*/3, job.id);
+  // Not woken: the writer would have taken the note and told the scheduler.
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(wakes.load(), 0);
   // Asking wakes the writer for the note; it is idle once it has taken it,
   // and tells the scheduler so. The note wrote nothing.
   EXPECT_FALSE(writer.Idle());
