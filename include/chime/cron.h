@@ -160,7 +160,9 @@ class Schedule {
   // An English sentence: "At 09:00, Monday through Friday, Europe/Berlin".
   std::string Describe() const;
 
-  const std::string& expression() const { return expression_; }
+  absl::string_view expression() const {
+    return absl::string_view(text_).substr(0, expression_size_);
+  }
   const std::string& zone_name() const;
   Dialect dialect() const { return dialect_; }  // never kAuto
   DstPolicy dst_policy() const { return dst_; }
@@ -205,7 +207,16 @@ class Schedule {
   int64_t NextAtOrAfter(int64_t from) const;
   int64_t PrevAtOrBefore(int64_t to) const;
 
-  std::string expression_;
+  // The key `H` fields were seeded with ("" without `H`).
+  absl::string_view hash_key() const {
+    return absl::string_view(text_).substr(expression_size_);
+  }
+
+  // The expression, then the key its `H` fields were seeded with (kept for
+  // Describe(), the only one it changes; none without `H`): one string, as
+  // most schedules have no key and a daemon keeps a schedule per job.
+  std::string text_;
+  uint32_t expression_size_ = 0;
   Fields fields_;
   const chime::time::ZoneTable* zone_ = nullptr;
   Dialect dialect_ = Dialect::kVixie;
@@ -218,11 +229,6 @@ class Schedule {
   bool days_unrestricted_ = true;  // every day of every month matches
   bool dom_only_ = false;  // day-of-month alone decides, without weekdays
   bool leap_years_only_ = false;  // only Feb 29 can match
-  std::array<uint32_t, 7> dow_days_ =
-      {};  // [weekday of the 1st] -> days matching `dow`
-  // Kept for Describe() when the expression may have `H` fields (the only
-  // ones it changes); "" otherwise.
-  std::string hash_key_;
 };
 
 }  // namespace chime::cron

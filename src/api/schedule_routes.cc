@@ -106,7 +106,7 @@ http::Response SchedulePreview(const http::Request& request) {
                           schedule.status().message()));
   }
   Json body;
-  body["expression"] = schedule->expression();
+  body["expression"] = std::string(schedule->expression());
   body["zone"] = schedule->zone_name();
   body["description"] = schedule->Describe();
   body["next"] = FiresJson(schedule->NextN(from, static_cast<int>(*count)),

@@ -1,12 +1,13 @@
 #include "src/core/fire_source.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/hash/hash.h"
@@ -22,19 +23,21 @@ namespace {
 // depends on; `H` fields depend on the job's identity, so such expressions are
 // keyed by it too.
 //
-// Bounded and direct-mapped: kSlots entries (256 KiB), each slot holding the
-// last key put there. Where most expressions are distinct (spread-out
-// schedules: one per job), an entry per expression would cost ~40 bytes a
-// job and share nothing; where a few expressions serve many jobs, each of
-// them sits in its slot and is shared. A key is entered with its schedule
-// only when it is seen the second time in a row in its slot: the first time
-// only the key is written, so that jobs of distinct expressions do not each
-// replace a schedule in their slot (dropping a reference on a cold schedule
-// was ~10% of an AddJob). A common expression is thus parsed twice, and
-// shared from the second job on; a collision only costs another copy of a
-// schedule. An entry does not keep its schedule alive (weak), though a dead
-// schedule's memory stays until its slot is reused (make_shared: one
-// allocation), at most kSlots of them.
+// Bounded and direct-mapped: kSlots slots, each holding the last key seen
+// there. Where most expressions are distinct (spread-out schedules: one per
+// job), an entry per expression would cost ~40 bytes a job and share
+// nothing; where a few expressions serve many jobs, each of them sits in its
+// slot and is shared. A key is entered with its schedule only when it is
+// seen the second time in a row in its slot: the first time only a 32-bit
+// tag of it is written, so that jobs of distinct expressions touch nothing
+// but a small hot array of tags (16 KiB; the full table, 128 KiB, missed the
+// caches on every add of a distinct expression: ~12% of an AddJob) and do
+// not each replace a schedule in their slot (dropping a reference on a cold
+// schedule was ~10% of an AddJob). A common expression is thus parsed twice,
+// and shared from the second job on; a collision (or a false tag match, one
+// in 2^32) only costs another copy of a schedule. An entry does not keep its
+// schedule alive (weak), though a dead schedule's memory stays until its
+// entry is replaced (make_shared: one allocation), at most kSlots of them.
 //
 // The key is kept as a 128-bit fingerprint of that text, not the text. Two
 // 64-bit fingerprints, one of them seeded per process (absl::Hash), make a
@@ -51,38 +54,54 @@ class ScheduleCache {
   }
 
   static Fingerprint FingerprintOf(absl::string_view key) {
-    // FNV-1a, 64 bits, beside absl's seeded hash.
-    uint64_t fnv = 0xcbf29ce484222325u;
-    for (unsigned char c : key) fnv = (fnv ^ c) * 0x100000001b3u;
-    return {absl::HashOf(key), fnv};
-  }
-
-  // The live schedule of `key`, or null; *seen says whether `key` is the one
-  // in its slot (seen before, its schedule entered or not).
-  std::shared_ptr<const cron::Schedule> Find(const Fingerprint& key,
-                                             bool* seen) {
-    absl::MutexLock lock(&mu_);
-    const Entry& e = slots_[SlotOf(key)];
-    *seen = e.key == key;
-    return *seen ? e.schedule.lock() : nullptr;
-  }
-
-  // Enters `key` in its slot, with `s` if it was seen before (Find), else
-  // the key alone.
-  void Put(const Fingerprint& key, bool seen,
-           const std::shared_ptr<const cron::Schedule>& s) {
-    absl::MutexLock lock(&mu_);
-    Entry& e = slots_[SlotOf(key)];
-    if (seen) {
-      e = Entry{key, s};
-    } else {
-      e.key = key;
-      e.schedule.reset();  // touches no schedule unless one was entered
+    // A multiply-xorshift over 8-byte words, beside absl's seeded hash.
+    uint64_t h = 0x9E3779B97F4A7C15u ^ key.size();
+    auto mix = [&h](uint64_t word) {
+      h = (h ^ word) * 0xFF51AFD7ED558CCDu;
+      h ^= h >> 32;
+    };
+    size_t i = 0;
+    for (; i + 8 <= key.size(); i += 8) {
+      uint64_t word;
+      std::memcpy(&word, key.data() + i, 8);
+      mix(word);
     }
+    uint64_t tail = 0;
+    std::memcpy(&tail, key.data() + i, key.size() - i);
+    mix(tail);
+    h = (h ^ (h >> 29)) * 0xC4CEB9FE1A85EC53u;
+    return {absl::HashOf(key), h ^ (h >> 32)};
+  }
+
+  // The live schedule of `key`, or null; *seen says whether `key` was the
+  // one seen last in its slot (its schedule entered or not). If it was not,
+  // it is now, without a schedule (Put enters one once it is seen again):
+  // one lock, and one hot tag, for the common case of a distinct expression.
+  std::shared_ptr<const cron::Schedule> FindOrMark(const Fingerprint& key,
+                                                   bool* seen) {
+    const size_t slot = SlotOf(key);
+    const uint32_t tag = TagOf(key);
+    absl::MutexLock lock(&mu_);
+    *seen = tags_[slot] == tag;
+    if (!*seen) {
+      tags_[slot] = tag;
+      return nullptr;
+    }
+    const Entry& e = entries_[slot];
+    return e.key == key ? e.schedule.lock() : nullptr;
+  }
+
+  // Enters `s` as the schedule of `key`, which FindOrMark found seen.
+  void Put(const Fingerprint& key,
+           const std::shared_ptr<const cron::Schedule>& s) {
+    const size_t slot = SlotOf(key);
+    absl::MutexLock lock(&mu_);
+    tags_[slot] = TagOf(key);
+    entries_[slot] = Entry{key, s};
   }
 
  private:
-  static constexpr size_t kSlots = 8192;
+  static constexpr size_t kSlots = 4096;
   struct Entry {
     Fingerprint key{0, 0};
     std::weak_ptr<const cron::Schedule> schedule;
@@ -90,9 +109,13 @@ class ScheduleCache {
   static size_t SlotOf(const Fingerprint& key) {
     return static_cast<size_t>(key.first) & (kSlots - 1);
   }
+  static uint32_t TagOf(const Fingerprint& key) {
+    return static_cast<uint32_t>(key.second);
+  }
 
   absl::Mutex mu_;
-  std::vector<Entry> slots_ ABSL_GUARDED_BY(mu_) = std::vector<Entry>(kSlots);
+  std::array<uint32_t, kSlots> tags_ ABSL_GUARDED_BY(mu_) = {};
+  std::array<Entry, kSlots> entries_ ABSL_GUARDED_BY(mu_);
 };
 
 // `hash_key` is "" unless the expression has `H` fields. Written into a
@@ -100,10 +123,18 @@ class ScheduleCache {
 absl::string_view CacheKey(const Trigger& t, absl::string_view hash_key) {
   thread_local std::string key;
   key.clear();
-  absl::StrAppend(
-      &key, t.expression, "\x1f", static_cast<int>(t.dialect), ",",
-      static_cast<int>(t.day_match), ",", static_cast<int>(t.dst.gap), ",",
-      static_cast<int>(t.dst.repeat), "\x1f", t.zone, "\x1f", hash_key);
+  key.append(t.expression);
+  // The enums as one byte each: fixed width, so the key stays unambiguous.
+  const char enums[] = {'\x1f',
+                        static_cast<char>(t.dialect),
+                        static_cast<char>(t.day_match),
+                        static_cast<char>(t.dst.gap),
+                        static_cast<char>(t.dst.repeat),
+                        '\x1f'};
+  key.append(enums, sizeof(enums));
+  key.append(t.zone);
+  key.push_back('\x1f');
+  key.append(hash_key.data(), hash_key.size());
   return key;
 }
 
@@ -128,7 +159,7 @@ absl::StatusOr<FireSource> FireSource::Create(const JobSpec& spec) {
   const ScheduleCache::Fingerprint cache_key =
       ScheduleCache::FingerprintOf(CacheKey(t, hash_key));
   bool seen = false;
-  source.schedule_ = ScheduleCache::Get().Find(cache_key, &seen);
+  source.schedule_ = ScheduleCache::Get().FindOrMark(cache_key, &seen);
   if (source.schedule_ != nullptr) return source;
   auto schedule = cron::Schedule::Parse(t.expression, {.dialect = t.dialect,
                                                        .day_match = t.day_match,
@@ -142,7 +173,7 @@ absl::StatusOr<FireSource> FireSource::Create(const JobSpec& spec) {
   }
   source.schedule_ =
       std::make_shared<const cron::Schedule>(*std::move(schedule));
-  ScheduleCache::Get().Put(cache_key, seen, source.schedule_);
+  if (seen) ScheduleCache::Get().Put(cache_key, source.schedule_);
   return source;
 }
 

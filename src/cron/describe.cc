@@ -580,12 +580,12 @@ std::string Schedule::Describe() const {
   ParseOptions options;
   options.dialect = dialect_;
   options.zone = zone_name();
-  options.hash_key = hash_key_;
+  options.hash_key = hash_key();
   absl::StatusOr<internal::ParsedExpression> parsed =
-      internal::ParseExpression(expression_, options);
+      internal::ParseExpression(expression(), options);
   // The expression parsed when the schedule was made; this cannot fail, but a
   // description must never be empty.
-  if (!parsed.ok()) return absl::StrCat(expression_, ", ", zone_name());
+  if (!parsed.ok()) return absl::StrCat(expression(), ", ", zone_name());
   auto field = [&](FieldId id) -> const Field& {
     return parsed->fields[static_cast<int>(id)];
   };

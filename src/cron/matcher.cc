@@ -21,7 +21,30 @@ inline int PrevBit(uint64_t mask, int from) {
   return m == 0 ? kNone : 63 - std::countl_zero(m);
 }
 
+// Days 1, 8, 15, 22, 29 share a weekday; shifted so that the first lands on
+// weekday w.
+constexpr std::array<std::array<uint32_t, 7>, 128> MakeDowDays() {
+  constexpr uint64_t kSameWeekday = 1 | 1 << 7 | 1 << 14 | 1 << 21 | 1 << 28;
+  std::array<std::array<uint32_t, 7>, 128> table = {};
+  for (int dow = 0; dow < 128; ++dow) {
+    for (int first = 0; first < 7; ++first) {
+      uint64_t days = 0;
+      for (int w = 0; w < 7; ++w) {
+        if ((dow >> w) & 1) days |= kSameWeekday << (1 + (w - first + 7) % 7);
+      }
+      table[dow][first] = static_cast<uint32_t>(days);
+    }
+  }
+  return table;
+}
+
+constexpr std::array<std::array<uint32_t, 7>, 128> kDowDays = MakeDowDays();
+
 }  // namespace
+
+const std::array<uint32_t, 7>& DowDays(uint8_t dow) {
+  return kDowDays[dow & 0x7F];
+}
 
 bool Matcher::YearMatches(int year) const {
   if (year < kMinYear || year > kMaxYear) return false;

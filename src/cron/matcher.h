@@ -23,6 +23,11 @@
 
 namespace chime::cron::internal {
 
+// [weekday of the 1st] -> the days (bits 1-31) of a month whose weekday is in
+// `dow` (bit w: weekday w, 0 = Sunday; bits 0-6). One table for every
+// schedule, built at compile time.
+const std::array<uint32_t, 7>& DowDays(uint8_t dow);
+
 struct Matcher {
   const Schedule::Fields* fields;
   bool days_unrestricted;  // fast path: every day matches

@@ -1,5 +1,6 @@
 #include "src/cron/parser.h"
 
+#include <array>
 #include <cctype>
 #include <cstdint>
 #include <string>
@@ -377,11 +378,19 @@ struct Token {
   int column;  // 1-based
 };
 
-// Up to 8 tokens inline: a zone prefix and 7 fields.
-using Tokens = absl::InlinedVector<Token, 8>;
+// The whitespace-separated tokens of an expression, all counted and the
+// first kMax kept: a zone prefix and 7 fields, and one more for a message
+// about the text after a macro.
+struct Tokens {
+  static constexpr size_t kMax = 9;
+  std::array<Token, kMax> items;
+  size_t size = 0;
+  bool empty() const { return size == 0; }
+  // REQUIRES: i < min(size, kMax).
+  const Token& operator[](size_t i) const { return items[i]; }
+};
 
-Tokens Tokenize(absl::string_view expr) {
-  Tokens tokens;
+void Tokenize(absl::string_view expr, Tokens* tokens) {
   size_t i = 0;
   while (i < expr.size()) {
     while (i < expr.size() &&
@@ -391,11 +400,13 @@ Tokens Tokenize(absl::string_view expr) {
     while (i < expr.size() &&
            !absl::ascii_isspace(static_cast<unsigned char>(expr[i])))
       ++i;
-    if (i > start)
-      tokens.push_back(
-          {expr.substr(start, i - start), static_cast<int>(start) + 1});
+    if (i == start) continue;
+    if (tokens->size < Tokens::kMax) {
+      tokens->items[tokens->size] = {expr.substr(start, i - start),
+                                     static_cast<int>(start) + 1};
+    }
+    ++tokens->size;
   }
-  return tokens;
 }
 
 // Fields implied when they are not written: second 0, year *.
@@ -522,8 +533,17 @@ absl::StatusOr<int64_t> ParseDurationMs(absl::string_view text) {
 absl::StatusOr<ParsedExpression> ParseExpression(absl::string_view expr,
                                                  const ParseOptions& options) {
   ParsedExpression out;
+  RETURN_IF_ERROR(ParseExpressionInto(expr, options, &out));
+  return out;
+}
+
+absl::Status ParseExpressionInto(absl::string_view expr,
+                                 const ParseOptions& options,
+                                 ParsedExpression* out_ptr) {
+  ParsedExpression& out = *out_ptr;
   out.zone = options.zone;
-  const Tokens tokens = Tokenize(expr);
+  Tokens tokens;
+  Tokenize(expr, &tokens);
   size_t first = 0;
   if (!tokens.empty()) {
     const absl::string_view t = tokens[0].text;
@@ -540,7 +560,7 @@ absl::StatusOr<ParsedExpression> ParseExpression(absl::string_view expr,
       }
     }
   }
-  const size_t count = tokens.size() - first;
+  const size_t count = tokens.size - first;
   if (count == 0) {
     return absl::InvalidArgumentError(
         "empty schedule (expected 5, 6 or 7 fields, or a macro such as "
@@ -560,7 +580,7 @@ absl::StatusOr<ParsedExpression> ParseExpression(absl::string_view expr,
       }
       out.every_ms = *ms;
       out.dialect = Dialect::kVixie;
-      return out;
+      return absl::OkStatus();
     }
     for (const Macro& m : kMacros) {
       if (absl::EqualsIgnoreCase(head.text, m.name)) {
@@ -572,16 +592,16 @@ absl::StatusOr<ParsedExpression> ParseExpression(absl::string_view expr,
         // point at the macro.
         ParseOptions vixie = options;
         vixie.dialect = Dialect::kVixie;
-        ASSIGN_OR_RETURN(ParsedExpression expanded,
-                         ParseExpression(m.fields, vixie));
-        for (Field& f : expanded.fields) {
+        const absl::string_view zone = out.zone;
+        RETURN_IF_ERROR(ParseExpressionInto(m.fields, vixie, &out));
+        for (Field& f : out.fields) {
           f.column = head.column;
           if (!f.text.empty())
             f.text = f.text == "*" ? absl::string_view("*") : head.text;
         }
-        expanded.zone = out.zone;
-        expanded.macro = head.text;
-        return expanded;
+        out.zone = zone;
+        out.macro = head.text;
+        return absl::OkStatus();
       }
     }
     return MacroError(head, absl::StrCat("unknown macro \"", head.text, "\""));
@@ -631,7 +651,7 @@ absl::StatusOr<ParsedExpression> ParseExpression(absl::string_view expr,
     FieldParser parser(&f, static_cast<int>(i) + 1, dialect, options.hash_key);
     RETURN_IF_ERROR(parser.Parse());
   }
-  return out;
+  return absl::OkStatus();
 }
 
 }  // namespace chime::cron::internal

@@ -85,6 +85,11 @@ struct ParsedExpression {
 // Parses `expr`. The result's string_views point into `expr`.
 absl::StatusOr<ParsedExpression> ParseExpression(absl::string_view expr,
                                                  const ParseOptions& options);
+// ParseExpression into *out, which must be default-constructed (a
+// ParsedExpression is ~0.5 KB: no moves of it). On error *out is unspecified.
+absl::Status ParseExpressionInto(absl::string_view expr,
+                                 const ParseOptions& options,
+                                 ParsedExpression* out);
 
 // Parses a duration such as "90s", "1h30m", "1d", "500ms". Returns milliseconds
 // (> 0).

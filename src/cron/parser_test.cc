@@ -197,6 +197,13 @@ const std::vector<ExactErrorCase>& ExactErrorCases() {
        {},
        kInvalid,
        "expected 5, 6 or 7 fields, found 8 in \"0 0 0 1 1 ? 2030 5\""},
+      // More tokens than an expression can have are all counted.
+      {"ElevenFieldsAfterAZone",
+       "TZ=UTC 1 2 3 4 5 6 7 8 9 10 11",
+       {},
+       kInvalid,
+       "expected 5, 6 or 7 fields, found 11 in \"TZ=UTC 1 2 3 4 5 6 7 8 9 10 "
+       "11\""},
       {"SixFieldsInVixieDialect", "0 0 0 * * *", WithDialect(Dialect::kVixie),
        kInvalid,
        "expected 5 fields (minute hour day-of-month month day-of-week), found "

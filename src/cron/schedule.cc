@@ -58,63 +58,61 @@ const int64_t kFirstCivilSecond = time::DaysFromCivil(kMinYear, 1, 1) * 86400;
 const int64_t kLastCivilSecond =
     time::DaysFromCivil(kMaxYear + 1, 1, 1) * 86400 - 1;
 
-// Sets the bits of one field's items.
+// The values of a range item, lo, lo+step, ... up to hi, wrapping around the
+// field's domain [fmin, fmin + wrap_span) when hi < lo, each passed to
+// `set`. Weekday ranges that wrap were normalized to 0-6 by the parser.
+template <typename Set>
+void ForEachInRange(const Item& item, int fmin, int fmax, int wrap_span,
+                    bool dow, Set set) {
+  const int length =
+      item.hi >= item.lo ? item.hi - item.lo : item.hi - item.lo + wrap_span;
+  for (int k = 0; k <= length; k += item.step) {
+    int v = item.lo + k;
+    if (v > fmax || (dow && item.hi < item.lo)) {
+      v = fmin + (v - fmin) % wrap_span;
+    }
+    set(v);
+  }
+}
+
+// The year field's bits, kept apart: most schedules name no year.
+void CompileYears(const internal::Field& field, Schedule::Fields* f) {
+  f->all_years =
+      field.star() && field.items.size() == 1 && field.items[0].step == 1;
+  if (f->all_years) return;  // the year bits are not consulted
+  std::array<uint64_t, (kMaxYear - kMinYear) / 64 + 1> years = {};
+  for (const Item& item : field.items) {
+    ForEachInRange(item, kMinYear, kMaxYear, kMaxYear - kMinYear + 1, false,
+                   [&](int v) {
+                     const int i = v - kMinYear;
+                     years[i / 64] |= uint64_t{1} << (i % 64);
+                   });
+  }
+  f->years = std::make_shared<const decltype(years)>(years);
+}
+
+// Sets the bits of one field's items. The bits of ranges are gathered in a
+// register and stored once (a read-modify-write of the field per value was
+// most of a parse).
 void Compile(const internal::Field& field, Schedule::Fields* f) {
   const FieldId id = field.id;
-  if (id == FieldId::kYear) {
-    f->all_years =
-        field.star() && field.items.size() == 1 && field.items[0].step == 1;
-    if (f->all_years) return;  // the year bits are not consulted
-  }
+  if (id == FieldId::kYear) return CompileYears(field, f);
   const int fmin = internal::FieldMin(id);
   const int fmax = internal::FieldMax(id);
-  const int span = fmax - fmin + 1;
-  std::array<uint64_t, (kMaxYear - kMinYear) / 64 + 1> years = {};
-  auto set_bit = [&](int v) {
-    switch (id) {
-      case FieldId::kSecond:
-        f->seconds |= uint64_t{1} << v;
-        break;
-      case FieldId::kMinute:
-        f->minutes |= uint64_t{1} << v;
-        break;
-      case FieldId::kHour:
-        f->hours |= uint32_t{1} << v;
-        break;
-      case FieldId::kDayOfMonth:
-        f->dom |= uint32_t{1} << v;
-        break;
-      case FieldId::kMonth:
-        f->months |= static_cast<uint16_t>(1u << v);
-        break;
-      case FieldId::kDayOfWeek:
-        f->dow |= static_cast<uint8_t>(1u << (v % 7));
-        break;
-      case FieldId::kYear: {
-        const int i = v - kMinYear;
-        years[i / 64] |= uint64_t{1} << (i % 64);
-        break;
-      }
-    }
-  };
+  const bool dow = id == FieldId::kDayOfWeek;
+  const int wrap_span = dow ? 7 : fmax - fmin + 1;
+  uint64_t bits = 0;  // bit v: value v (day-of-week: 0-7)
   for (const Item& item : field.items) {
     switch (item.kind) {
-      case Item::Kind::kRange: {
-        // Walk lo, lo+step, ... up to hi, wrapping around the field's domain
-        // when hi < lo. Weekday ranges that wrap were normalized to 0-6 by the
-        // parser.
-        const int wrap_span = id == FieldId::kDayOfWeek ? 7 : span;
-        const int length = item.hi >= item.lo ? item.hi - item.lo
-                                              : item.hi - item.lo + wrap_span;
-        for (int k = 0; k <= length; k += item.step) {
-          int v = item.lo + k;
-          if (v > fmax || (id == FieldId::kDayOfWeek && item.hi < item.lo)) {
-            v = fmin + (v - fmin) % wrap_span;
-          }
-          set_bit(v);
+      case Item::Kind::kRange:
+        if (item.step == 1 && item.hi >= item.lo) {
+          // lo..hi, all of it: hi <= 59.
+          bits |= (~uint64_t{0} >> (63 - item.hi)) & (~uint64_t{0} << item.lo);
+        } else {
+          ForEachInRange(item, fmin, fmax, wrap_span, dow,
+                         [&](int v) { bits |= uint64_t{1} << v; });
         }
         break;
-      }
       case Item::Kind::kLastDay:
         f->dom_last_offset |= uint32_t{1} << item.n;
         break;
@@ -132,11 +130,31 @@ void Compile(const internal::Field& field, Schedule::Fields* f) {
         break;
     }
   }
-  if (id == FieldId::kYear) {
-    f->years = std::make_shared<const decltype(years)>(years);
+  switch (id) {
+    case FieldId::kSecond:
+      f->seconds |= bits;
+      break;
+    case FieldId::kMinute:
+      f->minutes |= bits;
+      break;
+    case FieldId::kHour:
+      f->hours |= static_cast<uint32_t>(bits);
+      break;
+    case FieldId::kDayOfMonth:
+      f->dom |= static_cast<uint32_t>(bits);
+      f->dom_star = field.star();
+      break;
+    case FieldId::kMonth:
+      f->months |= static_cast<uint16_t>(bits);
+      break;
+    case FieldId::kDayOfWeek:
+      // 7 is Sunday, as 0.
+      f->dow |= static_cast<uint8_t>((bits | bits >> 7) & 0x7F);
+      f->dow_star = field.star();
+      break;
+    case FieldId::kYear:
+      break;
   }
-  if (id == FieldId::kDayOfMonth) f->dom_star = field.star();
-  if (id == FieldId::kDayOfWeek) f->dow_star = field.star();
 }
 
 int64_t FloorToSecond(absl::Time t) { return absl::ToUnixSeconds(t); }
@@ -154,12 +172,13 @@ class Parser {
  public:
   static absl::StatusOr<Schedule> Build(absl::string_view expr,
                                         const ParseOptions& options) {
-    ASSIGN_OR_RETURN(internal::ParsedExpression parsed,
-                     internal::ParseExpression(expr, options));
+    internal::ParsedExpression parsed;
+    RETURN_IF_ERROR(internal::ParseExpressionInto(expr, options, &parsed));
     Schedule s;
-    s.expression_ = std::string(expr);
-    if (absl::StrContains(expr, 'H'))
-      s.hash_key_ = std::string(options.hash_key);
+    s.text_ = absl::StrContains(expr, 'H')
+                  ? absl::StrCat(expr, options.hash_key)
+                  : std::string(expr);
+    s.expression_size_ = static_cast<uint32_t>(expr.size());
     s.dialect_ = parsed.dialect;
     s.day_match_ = options.day_match;
     s.dst_ = options.dst;
@@ -194,16 +213,6 @@ class Parser {
     s.days_unrestricted_ = f.dom == kAllDays && f.dow == 0x7F;
     s.dom_only_ =
         and_mode && dow_full && f.dom_nearest == 0 && !f.dom_last_weekday;
-    // Days 1, 8, 15, 22, 29 share a weekday; shifted so that the first lands on
-    // weekday w.
-    constexpr uint64_t kSameWeekday = 1 | 1 << 7 | 1 << 14 | 1 << 21 | 1 << 28;
-    for (int first = 0; first < 7; ++first) {
-      uint64_t days = 0;
-      for (int w = 0; w < 7; ++w) {
-        if ((f.dow >> w) & 1) days |= kSameWeekday << (1 + (w - first + 7) % 7);
-      }
-      s.dow_days_[first] = static_cast<uint32_t>(days);
-    }
     // "Only Feb 29" schedules (the day depends on the date alone, and no month
     // in the set has a matching day in a common year) let the search jump over
     // common years.
@@ -230,9 +239,12 @@ class Parser {
 };
 
 internal::Matcher Schedule::matcher() const {
-  return internal::Matcher{&fields_,   days_unrestricted_,
-                           dom_only_,  day_match_ == DayMatch::kAll,
-                           &dow_days_, leap_years_only_};
+  return internal::Matcher{&fields_,
+                           days_unrestricted_,
+                           dom_only_,
+                           day_match_ == DayMatch::kAll,
+                           &internal::DowDays(fields_.dow),
+                           leap_years_only_};
 }
 
 absl::StatusOr<Schedule> Schedule::Parse(absl::string_view expr,
