@@ -34,9 +34,13 @@ bool WorkerPool::SubmitBatch(size_t n, std::function<void(size_t)> run) {
   auto batch = std::make_shared<Batch>();
   batch->n = n;
   batch->run = std::move(run);
+  // Normally null: WaitLastBatchTaken freed it. Freed after the lock, once
+  // the new batch can be taken.
+  std::shared_ptr<Batch> older;
   absl::MutexLock lock(&mu_);
   if (joining_) return false;
   if (n > 0) {
+    older = std::exchange(retired_, std::move(last_batch_));
     last_batch_ = batch;
     tasks_.push_back(Item{nullptr, std::move(batch)});
   }
@@ -45,14 +49,23 @@ bool WorkerPool::SubmitBatch(size_t n, std::function<void(size_t)> run) {
 
 bool WorkerPool::WaitLastBatchTaken(absl::Duration max) {
   std::shared_ptr<Batch> batch;
+  std::shared_ptr<Batch> retired;
   {
     absl::MutexLock lock(&mu_);
     batch = last_batch_;
   }
   if (batch == nullptr) return true;
-  std::unique_lock<std::mutex> lock(batch->taken_mu);
-  return batch->taken_cv.wait_for(lock, absl::ToChronoNanoseconds(max),
-                                  [&] { return batch->taken; });
+  bool taken;
+  {
+    std::unique_lock<std::mutex> lock(batch->taken_mu);
+    taken = batch->taken_cv.wait_for(lock, absl::ToChronoNanoseconds(max),
+                                     [&] { return batch->taken; });
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    retired = std::move(retired_);
+  }
+  return taken;  // `retired` is freed here, on the caller's thread
 }
 
 void WorkerPool::Join() {

@@ -45,11 +45,16 @@ class WorkerPool {
   // index until none is left, so n short tasks cost one queue operation, and a
   // long one holds up only the worker running it. Returns false, and drops
   // them, once Join has begun.
+  //
+  // `run` (and what it holds: a batch of 100,000 attempts took 6-13 ms to
+  // free) is destroyed off the pool's lock and never before a later batch
+  // can start: by the next WaitLastBatchTaken after the next SubmitBatch,
+  // or else by the SubmitBatch after that, on the calling thread.
   bool SubmitBatch(size_t n, std::function<void(size_t)> run);
   // Waits, at most `max` (real time), until every index of the last batch
   // submitted has been taken by a worker. True if they have. For a submitter
   // that would otherwise compete with the workers for the CPU at the moment
-  // they start a large batch.
+  // they start a large batch. Then frees the batches before the last.
   bool WaitLastBatchTaken(absl::Duration max);
 
   // Lets the workers finish every queued task, then joins them. Returns when
@@ -84,6 +89,9 @@ class WorkerPool {
   mutable absl::Mutex mu_;
   std::deque<Item> tasks_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<Batch> last_batch_ ABSL_GUARDED_BY(mu_);
+  // The batch submitted before last_batch_, kept for WaitLastBatchTaken to
+  // free (see SubmitBatch).
+  std::shared_ptr<Batch> retired_ ABSL_GUARDED_BY(mu_);
   bool joining_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread>
       threads_;  // written only by the constructor and Join

@@ -64,6 +64,34 @@ TEST(WorkerPool, WaitLastBatchTakenReturnsOnceEveryIndexIsTaken) {
   pool.Join();
 }
 
+// What a batch's function holds (a second's attempts) is freed once a later
+// batch has started, never while it waits: before, the next SubmitBatch
+// freed it under the pool's lock, ahead of queueing its own.
+TEST(WorkerPool, ABatchIsFreedOnlyOnceTheNextOneHasStarted) {
+  WorkerPool pool(2);
+  std::atomic<bool> second_started{false};
+  std::atomic<int> freed{0};  // 1: freed after the second started; 2: before
+  struct Probe {
+    Probe(std::atomic<bool>* started, std::atomic<int>* freed)
+        : started(started), freed(freed) {}
+    ~Probe() { freed->store(started->load() ? 1 : 2); }
+    std::atomic<bool>* started;
+    std::atomic<int>* freed;
+  };
+  auto probe = std::make_shared<Probe>(&second_started, &freed);
+  absl::Notification first_done;
+  ASSERT_TRUE(pool.SubmitBatch(
+      1, [probe, &first_done](size_t) { first_done.Notify(); }));
+  probe.reset();  // the batch holds the last reference
+  ASSERT_TRUE(first_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(pool.WaitLastBatchTaken(absl::Seconds(10)));
+  ASSERT_TRUE(pool.SubmitBatch(2, [&](size_t) { second_started = true; }));
+  EXPECT_EQ(freed.load(), 0);  // not by the SubmitBatch
+  ASSERT_TRUE(pool.WaitLastBatchTaken(absl::Seconds(10)));
+  EXPECT_EQ(freed.load(), 1);
+  pool.Join();
+}
+
 TEST(WorkerPool, WorkersKnowTheirIndex) {
   WorkerPool pool(2);
   std::atomic<int> seen_bad{0};
