@@ -379,6 +379,7 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
   auto late_us = std::make_unique<std::atomic<int64_t>[]>(n * duration);
   std::atomic<int64_t> w0_s{INT64_MAX};
   std::atomic<int64_t> extra{0};
+  std::atomic<int64_t> early{0};  // started before their scheduled time
 
   const SteadyClock::time_point register_start = SteadyClock::now();
   for (int64_t i = 0; i < n; ++i) {
@@ -388,13 +389,14 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
     std::atomic<int64_t>* column = &late_us[i];
     absl::Status s =
         (*scheduler)
-            ->AddJob(spec, [column, n, duration, &w0_s,
-                            &extra](const AttemptContext& ctx) {
+            ->AddJob(spec, [column, n, duration, &w0_s, &extra,
+                            &early](const AttemptContext& ctx) {
               const int64_t now = absl::GetCurrentTimeNanos();
               const int64_t due = absl::ToUnixNanos(ctx.scheduled_time);
               const int64_t k = due / 1'000'000'000 - w0_s.load();
               if (k < 0 || k >= duration) return absl::OkStatus();
-              const int64_t value = 1 + (now - due) / 1000;
+              if (now < due) early.fetch_add(1, std::memory_order_relaxed);
+              const int64_t value = 1 + std::max<int64_t>(now - due, 0) / 1000;
               if (column[k * n].exchange(value, std::memory_order_relaxed) != 0)
                 extra.fetch_add(1, std::memory_order_relaxed);
               return absl::OkStatus();
@@ -447,6 +449,7 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
   line["expected"] = n * duration;
   line["missed"] = n * duration - static_cast<int64_t>(late_ms.size());
   line["extra"] = extra.load();
+  line["early"] = early.load();
   AddLateness(late_ms, line);
   line["cpu_window_s"] = cpu_window_s;
   line["max_rss_mb"] = MaxRssMb();

@@ -13,13 +13,19 @@
 //     is the clock's wall time when a worker begins it. The attempts of one
 //     pass go to the pool as one batch. An attempt whose not_before is still
 //     ahead is staged: held, with every other attempt due at the same
-//     instant, until the clock reaches it; then the whole group goes to the
-//     pool at once and the Plan gets one AttemptStarted event for it. Its
+//     instant, until the clock reaches it -- on the real clock, until
+//     SchedulerOptions::release_early before it, the workers then waiting
+//     for the instant themselves (monotonic, then wall time: never early) --
+//     then the whole group goes to the pool at once, and once the instant
+//     has come the Plan gets one AttemptStarted event for it. Its
 //     result becomes an AttemptFinishedEvent by ClassifyAttempt
 //     (interceptors.h); workers queue results and only the first of a burst
 //     wakes the scheduler thread, which hands them all to the Plan together.
 //   - UnstageAction: a staged attempt is dropped and the Plan told so at once
-//     (AttemptFinished, started = false); one already started is left alone.
+//     (AttemptFinished, started = false), also one a worker holds waiting for
+//     its instant (the worker and the driver hand each attempt over with one
+//     atomic step: whoever moves it first decides); one already started is
+//     left alone, and the Plan hears that it started.
 //   - CancelAttemptAction: sets the attempt's cancelled flag and wakes any
 //     thread blocked in `ctx.cancelled->wait(false)`; a forced cancel sets its
 //     killed flag too (an executor kills its child process). A function in

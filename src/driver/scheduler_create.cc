@@ -60,7 +60,13 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options, Clock& clock,
       stored_jobs_(std::move(recovered.jobs)),
       lost_runs_(std::move(recovered.lost)),
       pending_runs_(std::move(recovered.pending)),
-      recovery_events_(std::move(recovered.events)) {
+      recovery_events_(std::move(recovered.events)),
+      // Workers wait for an attempt's time on the real clock only (a
+      // SimulatedClock's waiters are the scheduler thread alone).
+      release_early_(
+          &clock_ == &RealClock::Get()
+              ? std::max(options_.release_early, absl::ZeroDuration())
+              : absl::ZeroDuration()) {
   run_id_end_ = plan_options.run_id_end;
   if (store_ == nullptr) return;  // nothing is written anywhere
   StoreWriter::Options writer;

@@ -93,11 +93,16 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
     int32_t exit_code = 0;                 // AttemptContext::exit_code
     std::atomic<bool> by_shutdown{false};  // the cancel came from Shutdown
     core::PackedSpec spec;                 // AttemptContext::packed_spec
-    // Plan context only: held until its time (staged_), or taken back before
-    // it (then it never runs). `dropped` is read by the worker after the
-    // attempt was handed over, under the pool's lock.
+    // Plan context only: held until its time (staged_, then released_), or
+    // taken back before it (then it never runs).
     bool staged = false;
-    bool dropped = false;
+    // Who had the attempt last: the worker that starts it moves kWaiting to
+    // kStarted, Unstage (taking it back before its time) to kDropped; the
+    // one that fails leaves it alone. An attempt handed over early
+    // (release_early) is in a worker's hands while it can still be taken
+    // back.
+    enum Phase : uint8_t { kWaiting, kStarted, kDropped };
+    std::atomic<uint8_t> phase{kWaiting};
     uint32_t shard = 0;  // its job's (Fences::ShardOf)
     // Written by the worker when the attempt ends, then the attempt is pushed
     // on results_ (attempts_ keeps it alive until the result is taken).
@@ -110,6 +115,8 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
     AttemptContext ctx;
     std::shared_ptr<const JobFunction> fn;
     std::shared_ptr<Attempt> attempt;
+    // Not started before (a staged attempt's time; the origin otherwise).
+    MonoTime not_before;
   };
   using PreparedBatch = std::vector<Prepared>;
 
@@ -312,8 +319,18 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   // Attempts to start now, gathered while carrying out actions and handed
   // over together at the end.
   std::shared_ptr<PreparedBatch> start_now_;
-  // Attempts handed over before their time, by that time.
+  // Attempts claimed before their time, by that time, until handed over.
   std::map<MonoTime, PreparedBatch> staged_;
+  // Batches handed over (up to release_early_ before their time), in order,
+  // until the Plan is told that their attempts started -- each once its time
+  // has come: `told` of them so far (a batch is in not_before order).
+  struct Released {
+    std::shared_ptr<PreparedBatch> batch;
+    size_t told = 0;
+  };
+  std::deque<Released> released_;
+  // options_.release_early on the real clock, else zero.
+  absl::Duration release_early_;
   MonoTime wake_at_ = MonoTime::Infinite();
   MonoTime next_invariant_check_;  // debug builds (Loop)
   bool stopping_ = false;

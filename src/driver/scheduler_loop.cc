@@ -7,10 +7,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "src/driver/scheduler_impl.h"
 #include "src/time/rfc3339.h"
 
@@ -168,7 +170,12 @@ void SchedulerImpl::Loop() {
       continue;
     }
     MonoTime deadline = std::min(wake_at_, hand_offs);
-    if (!staged_.empty()) deadline = std::min(deadline, staged_.begin()->first);
+    if (!staged_.empty())
+      deadline = std::min(deadline, staged_.begin()->first - release_early_);
+    if (!released_.empty()) {
+      const Released& r = released_.front();
+      deadline = std::min(deadline, (*r.batch)[r.told].not_before);
+    }
     if (stopping_ && !cancelled_all_)
       deadline = std::min(deadline, shutdown_deadline_);
     else if (stopping_ && !killed_all_ && !attempts_.empty())
@@ -301,6 +308,7 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
   if (start.staged) {
     // Before its time: held until then (the Plan keeps the run pending).
     p.attempt->staged = true;
+    p.not_before = start.not_before;
     staged_[start.not_before].push_back(std::move(p));
     return;
   }
@@ -322,7 +330,12 @@ void SchedulerImpl::Unstage(const core::UnstageAction& unstage) {
       !it->second->staged) {
     return;
   }
-  it->second->dropped = true;  // ReleaseStaged skips it
+  // Handed over early, a worker may have started it at its time: then it
+  // runs, and the Plan hears so from ReleaseStaged (the unstage came too
+  // late). Else no worker will (RunAttempt), and ReleaseStaged skips it.
+  uint8_t waiting = Attempt::kWaiting;
+  if (!it->second->phase.compare_exchange_strong(waiting, Attempt::kDropped))
+    return;
   attempts_.erase(it);
   core::AttemptFinishedEvent e;
   e.run = unstage.run;
@@ -335,28 +348,44 @@ void SchedulerImpl::Unstage(const core::UnstageAction& unstage) {
 }
 
 void SchedulerImpl::ReleaseStaged() {
-  const MonoTime now = clock_.MonoNow();
-  if (staged_.empty() || staged_.begin()->first > now) return;
-  // Everything due goes to the workers as one batch.
-  auto batch = std::make_shared<PreparedBatch>(
-      std::move(staged_.extract(staged_.begin()).mapped()));
-  while (!staged_.empty() && staged_.begin()->first <= now) {
-    PreparedBatch more = std::move(staged_.extract(staged_.begin()).mapped());
-    std::move(more.begin(), more.end(), std::back_inserter(*batch));
+  MonoTime now = clock_.MonoNow();
+  if (!staged_.empty() && staged_.begin()->first - release_early_ <= now) {
+    // Everything due (or due within release_early_) goes to the workers as
+    // one batch, in the order of its times.
+    const MonoTime horizon = now + release_early_;
+    auto batch = std::make_shared<PreparedBatch>(
+        std::move(staged_.extract(staged_.begin()).mapped()));
+    while (!staged_.empty() && staged_.begin()->first <= horizon) {
+      PreparedBatch more = std::move(staged_.extract(staged_.begin()).mapped());
+      std::move(more.begin(), more.end(), std::back_inserter(*batch));
+    }
+    // Hand over first, tell the Plan after: the workers start on time while
+    // this thread does the bookkeeping -- once they have taken a large batch
+    // (or a few milliseconds have passed), so as not to compete with them
+    // for the CPU at the instant that must be on time.
+    Dispatch(batch);
+    if (batch->size() >= kLargeBatch)
+      pool_->WaitLastBatchTaken(kYieldToWorkers);
+    released_.push_back(Released{std::move(batch)});
+    now = clock_.MonoNow();
   }
-  // Hand over first, tell the Plan after: the workers start on time while
-  // this thread does the bookkeeping -- once they have taken a large batch
-  // (or a few milliseconds have passed), so as not to compete with them for
-  // the CPU at the instant that must be on time.
-  Dispatch(batch);
-  if (batch->size() >= kLargeBatch) pool_->WaitLastBatchTaken(kYieldToWorkers);
+  // The Plan hears that an attempt started once its time has come (until
+  // then it may take it back: Unstage) -- before this pass takes in any of
+  // their results, which a worker can post only after that time.
   core::AttemptStartedEvent started;
-  started.started.reserve(batch->size());
-  for (const Prepared& p : *batch) {
-    if (p.attempt->dropped) continue;
-    p.attempt->staged = false;
-    started.started.push_back({p.ctx.run_id, p.ctx.attempt});
+  while (!released_.empty()) {
+    Released& r = released_.front();
+    const PreparedBatch& batch = *r.batch;
+    for (; r.told < batch.size() && batch[r.told].not_before <= now; ++r.told) {
+      const Prepared& p = batch[r.told];
+      p.attempt->staged = false;
+      if (p.attempt->phase.load() == Attempt::kDropped) continue;
+      started.started.push_back({p.ctx.run_id, p.ctx.attempt});
+    }
+    if (r.told < batch.size()) break;
+    released_.pop_front();
   }
+  if (started.started.empty()) return;
   core::Output& out = Scratch();
   plan_.OnEvent(std::move(started), Now(), &out);
   Absorb(out, true);
@@ -390,10 +419,52 @@ void SchedulerImpl::Dispatch(std::shared_ptr<PreparedBatch> batch) {
   }
 }
 
+namespace {
+
+// Returns once the real clock's monotonic time is at or past `due`: sleeps
+// until shortly before (a sleep may overrun by a timer's slack), then spins. A
+// worker remembers the last time it saw, so a batch's attempts due at one
+// instant read the clock once per worker.
+void AwaitDue(MonoTime due) {
+  thread_local MonoTime seen;
+  if (due <= seen) return;
+  constexpr absl::Duration kSpin = absl::Microseconds(300);
+  for (int spins = 0;; ++spins) {
+    const MonoTime now = RealClock::Get().MonoNow();
+    if (now >= due) {
+      seen = now;
+      return;
+    }
+    if (due - now > 2 * kSpin) {
+      absl::SleepFor(due - now - kSpin);
+    } else if (spins % 64 == 63) {
+      std::this_thread::yield();
+    }
+  }
+}
+
+}  // namespace
+
 void SchedulerImpl::RunAttempt(Prepared& p) {
-  if (p.attempt->dropped) return;  // taken back before its time
+  if (release_early_ > absl::ZeroDuration()) AwaitDue(p.not_before);
+  // Taken back before its time (Unstage), or now the worker's.
+  uint8_t waiting = Attempt::kWaiting;
+  if (!p.attempt->phase.compare_exchange_strong(waiting, Attempt::kStarted))
+    return;
   const AttemptContext& ctx = p.ctx;
   p.ctx.started_at = clock_.Now();
+  // Never before its scheduled time on the wall clock either: the monotonic
+  // instant waited for comes from a mapping of wall time that may be off by
+  // microseconds, and a job at 08:00:00 must not see 07:59:59.999998. (A
+  // manual fire's time may lie a little ahead: it starts now; a larger lead
+  // is a wall-clock step, which the Plan handles.)
+  constexpr absl::Duration kMaxWallLead = absl::Milliseconds(1);
+  if (release_early_ > absl::ZeroDuration() && !ctx.fire.manual) {
+    while (p.ctx.started_at < ctx.scheduled_time &&
+           ctx.scheduled_time - p.ctx.started_at < kMaxWallLead) {
+      p.ctx.started_at = clock_.Now();
+    }
+  }
   // The Plan starts attempts only for jobs it knows, and AddJob registers the
   // function in the same step, so `fn` is never null; if it were, the attempt
   // fails rather than crash a worker. Nothing starts once this scheduler

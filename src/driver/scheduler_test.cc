@@ -315,5 +315,49 @@ TEST(SchedulerRealClock, EverySecondJobRunsEachSecondOnTime) {
   }
 }
 
+// With release_early, an attempt claimed ahead is in a worker's hands before
+// its time, waiting for it -- and still the scheduler's to take back: the
+// fire of a job removed then never runs, and the ones that ran did not start
+// before their time.
+TEST(SchedulerRealClock, AFireHandedOverEarlyIsTakenBackWhenItsJobIsRemoved) {
+  Recorder recorder;
+  SchedulerOptions options;  // RealClock by default
+  options.lookahead = absl::Seconds(3);
+  options.release_early = absl::Seconds(2);
+  options.on_run_event = recorder.Callback();
+  auto scheduler = Scheduler::Create(options);
+  ASSERT_THAT(scheduler, IsOk());
+  JobSpec spec = Cron("beat", "* * * * * *");
+  spec.overlap.action = OverlapAction::kAllow;  // claimed ahead
+  ASSERT_THAT((*scheduler)
+                  ->AddJob(spec,
+                           [&](const AttemptContext& ctx) {
+                             recorder.Record(ctx);
+                             return absl::OkStatus();
+                           }),
+              IsOk());
+  ASSERT_THAT((*scheduler)->Start(), IsOk());
+  // S: a whole second at least 2.5 s on, handed over 2 s before it; the job
+  // is removed 1 s before it.
+  const absl::Time s =
+      absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()) + 3);
+  absl::SleepFor(s - absl::Seconds(1) - absl::Now());
+  ASSERT_THAT((*scheduler)->RemoveJob(Key("beat")), IsOk());
+  const std::string fire =
+      FireKey{Key("beat"), 1, s}.ToString();  // generation 1
+  const RunEvent cancelled = recorder.WaitForEvent(fire, "cancelled");
+  EXPECT_EQ(cancelled.detail, "job removed");
+  absl::SleepFor(s + absl::Milliseconds(500) - absl::Now());
+  (*scheduler)->Shutdown(absl::Seconds(5));
+  const std::vector<Seen> seen = recorder.seen();
+  EXPECT_FALSE(seen.empty()) << "the fires before S ran";
+  for (const Seen& x : seen) {
+    EXPECT_LT(x.scheduled_time, s) << x.fire_id << ": its job was removed";
+    EXPECT_GE(x.started_at, x.scheduled_time) << x.fire_id << " started early";
+  }
+  EXPECT_THAT(recorder.Transitions(fire),
+              ElementsAre("claiming->pending", "pending->cancelled"));
+}
+
 }  // namespace
 }  // namespace chime::driver::testing
