@@ -118,7 +118,7 @@ void Daemon::ClockSkewed(absl::Duration offset) {
 
 absl::Status Daemon::RunAttempt(const AttemptContext& ctx) {
   log_.Log(LogLevel::kDebug, "attempt started",
-           {{"fire_id", ctx.fire_id}, {"attempt", int64_t{ctx.attempt}}});
+           {{"fire_id", ctx.fire_id()}, {"attempt", int64_t{ctx.attempt}}});
   JobSpec spec = ctx.Spec();
   if (spec.executor.kind == ExecutorSpec::Kind::kFunction) {
     // Job files and the API always name an executor.

@@ -16,7 +16,6 @@ inline AttemptContext TestAttemptContext(std::string id = "backup",
   ctx.fire.job = {.name_space = "ops", .id = std::move(id)};
   ctx.fire.generation = 3;
   ctx.fire.scheduled_time = absl::FromUnixSeconds(1795000000);
-  ctx.fire_id = ctx.fire.ToString();
   ctx.scheduled_time = ctx.fire.scheduled_time;
   ctx.attempt = attempt;
   ctx.fencing_token = 17;

@@ -325,24 +325,59 @@ void Plan::OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out) {
 void Plan::Step(Now now, Output* out) {
   DetectClockStep(now, out);
   PersistAction persist;
-  std::vector<wheel::TimingWheel::Expired> expired;
   const int64_t now_ms = absl::ToInt64Milliseconds(
       absl::Floor(now.mono.SinceOrigin(), absl::Milliseconds(1)));
   // `>=`, not `>`: a timer armed for an instant that has already come (a retry
   // with no backoff, a job re-armed after a forward clock step) sits in the
   // wheel's overdue list and fires only at an AdvanceTo, even one to the
   // wheel's own time.
-  if (now_ms >= wheel_.now()) wheel_.AdvanceTo(now_ms, &expired);
-  for (const auto& e : expired) OnTimer(e.id, now, &persist, out);
+  if (now_ms >= wheel_.now()) wheel_.AdvanceTo(now_ms, &due_);
+  size_t end = due_.size();
+  if (options_.max_timers_per_step > 0)
+    end = std::min(end, due_next_ + options_.max_timers_per_step);
+  for (; due_next_ < end; ++due_next_) {
+    const wheel::TimingWheel::Expired& e = due_[due_next_];
+    if (Current(e)) OnTimer(e.id, now, &persist, out);
+  }
+  if (due_next_ == due_.size()) {
+    due_next_ = 0;
+    due_.clear();
+    if (due_.capacity() > 4096)
+      std::vector<wheel::TimingWheel::Expired>().swap(due_);
+  }
   FlushPersist(std::move(persist), now, out);
   StartReady(now, out);
   out->wake_at = MonoTime::Infinite();
-  if (std::optional<int64_t> next = wheel_.NextDeadline()) {
+  if (due_next_ < due_.size()) {
+    out->wake_at = now.mono;  // more timers are due: the next step takes them
+  } else if (std::optional<int64_t> next = wheel_.NextDeadline()) {
     out->wake_at = MonoTime::FromSinceOrigin(absl::Milliseconds(*next));
   }
   if (std::optional<MonoTime> eligible = ready_.NextEligibleTime(now.mono)) {
     out->wake_at = std::min(out->wake_at, *eligible);
   }
+}
+
+void Plan::DecideWaitingFire(Job& job, Now now, Output* out) {
+  // Armed, and no longer in the wheel: it came due and waits in due_.
+  if (!job.timer_armed || wheel_.IsPending(job.timer)) return;
+  PersistAction persist;
+  FireJob(job, now, &persist, out);  // re-arms it: due_'s entry goes stale
+  FlushPersist(std::move(persist), now, out);
+}
+
+bool Plan::Current(const wheel::TimingWheel::Expired& e) const {
+  const auto kind = static_cast<TimerKind>(e.id >> kTimerShift);
+  const uint64_t index = e.id & ((uint64_t{1} << kTimerShift) - 1);
+  if (kind == TimerKind::kPersist) return true;  // never cancelled
+  if (kind == TimerKind::kJob) {
+    return index < job_slots_.size() && job_slots_[index] != nullptr &&
+           job_slots_[index]->timer_armed &&
+           job_slots_[index]->timer == e.handle;
+  }
+  auto it = runs_.find(index);
+  return it != runs_.end() && it->second->timer_armed &&
+         it->second->timer == e.handle;
 }
 
 void Plan::Advance(Now now, Output* out) { Step(now, out); }

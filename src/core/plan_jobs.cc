@@ -71,6 +71,7 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     RETURN_IF_ERROR(CheckTakeOver(*resume));
   if (packed.empty()) packed = PackedSpec::Pack(spec);
   Step(now, out);
+  if (it != jobs_.end()) DecideWaitingFire(*job_slots_[*it], now, out);
   PersistAction persist;
   if (it == jobs_.end()) {
     uint32_t slot;
@@ -171,6 +172,7 @@ absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out,
                              Unstarted unstarted) {
   ASSIGN_OR_RETURN(Job * found, FindJob(key));
   Step(now, out);
+  DecideWaitingFire(*found, now, out);
   Job& job = *found;
   // Fires that came due while the job was paused get their record now: no
   // resume will come.
@@ -205,6 +207,7 @@ absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out,
 absl::Status Plan::PauseJob(const JobKey& key, Now now, Output* out) {
   ASSIGN_OR_RETURN(Job * found, FindJob(key));
   Step(now, out);
+  DecideWaitingFire(*found, now, out);
   Job& job = *found;
   if (job.paused) return absl::OkStatus();
   job.paused = true;
@@ -217,6 +220,7 @@ absl::Status Plan::PauseJob(const JobKey& key, Now now, Output* out) {
 absl::Status Plan::ResumeJob(const JobKey& key, Now now, Output* out) {
   ASSIGN_OR_RETURN(Job * found, FindJob(key));
   Step(now, out);
+  DecideWaitingFire(*found, now, out);
   Job& job = *found;
   if (!job.paused) return absl::OkStatus();
   job.paused = false;
@@ -248,6 +252,7 @@ absl::StatusOr<RunId> Plan::TriggerJob(const JobKey& key, Now now,
                                        Output* out) {
   ASSIGN_OR_RETURN(Job * found, FindJob(key));
   Step(now, out);
+  DecideWaitingFire(*found, now, out);
   Job& job = *found;
   PersistAction persist;
   const size_t before = persist.claims.size();

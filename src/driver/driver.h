@@ -21,6 +21,16 @@
 //     result becomes an AttemptFinishedEvent by ClassifyAttempt
 //     (interceptors.h); workers queue results and only the first of a burst
 //     wakes the scheduler thread, which hands them all to the Plan together.
+//     An attempt is one heap record, everything its worker needs; a batch
+//     is a vector of pointers to them, and each record is freed as its
+//     result is taken in. After handing over a large batch the scheduler
+//     thread waits for the workers to take it, then takes in what they have
+//     already given back before the Plan's step claims the next fires: one
+//     second's runs and attempts are freed before the next second's are
+//     made. The Plan handles at most 2048 due timers a step
+//     (PlanOptions::max_timers_per_step); the driver carries out each
+//     slice's actions before the next, so a burst of 100,000 fires never
+//     holds all of its actions, claims and records in flight at once.
 //   - UnstageAction: a staged attempt is dropped and the Plan told so at once
 //     (AttemptFinished, started = false), also one a worker holds waiting for
 //     its instant (the worker and the driver hand each attempt over with one

@@ -97,12 +97,12 @@ absl::Status InterceptorChain::RunFrom(size_t i, const AttemptContext& ctx,
 absl::Status LoggingInterceptor::Intercept(
     const AttemptContext& ctx,
     const std::function<absl::Status(const AttemptContext&)>& next) {
-  sink_(absl::StrCat("start ", ctx.fire_id, " attempt=", ctx.attempt,
+  sink_(absl::StrCat("start ", ctx.fire_id(), " attempt=", ctx.attempt,
                      " token=", ctx.fencing_token));
   const MonoTime start = clock_.MonoNow();
   absl::Status status = next(ctx);
   std::string line = absl::StrCat(
-      "end ", ctx.fire_id, " attempt=", ctx.attempt, " outcome=",
+      "end ", ctx.fire_id(), " attempt=", ctx.attempt, " outcome=",
       AttemptOutcomeName(ClassifyAttempt(status, ctx.IsCancelled())),
       " duration=", absl::FormatDuration(clock_.MonoNow() - start));
   if (!status.ok()) absl::StrAppend(&line, " error=", status.message());

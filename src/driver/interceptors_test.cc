@@ -86,7 +86,6 @@ TEST_F(SchedulerTest,
 AttemptContext Context() {
   AttemptContext ctx;
   ctx.fire = FireKey{Key("report"), 1, Wall(absl::Hours(8))};
-  ctx.fire_id = ctx.fire.ToString();
   ctx.attempt = 2;
   ctx.fencing_token = 7;
   return ctx;

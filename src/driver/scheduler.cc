@@ -416,17 +416,30 @@ void SchedulerImpl::PostResult(Attempt& attempt) {
   if (head == nullptr) wakeup_.Notify();
 }
 
-std::vector<core::Event> SchedulerImpl::TakeResults() {
-  std::vector<core::Event> events;
+std::vector<SchedulerImpl::Attempt*> SchedulerImpl::TakeResults() {
+  std::vector<Attempt*> ended;
   for (int i = 0; i <= options_.worker_threads; ++i) {
     Attempt* list =
         results_[i].head.exchange(nullptr, std::memory_order_acquire);
-    const size_t first = events.size();
+    const size_t first = ended.size();
     for (Attempt* a = list; a != nullptr; a = a->next_result)
-      events.emplace_back(std::move(a->result));
-    std::reverse(events.begin() + first, events.end());  // oldest first
+      ended.push_back(a);
+    std::reverse(ended.begin() + first, ended.end());  // oldest first
   }
-  return events;
+  return ended;
+}
+
+void SchedulerImpl::FreeUnowned() {
+  for (Attempt* a : TakeResults()) {
+    auto it = attempts_.find(a->ctx.run_id);
+    if (it == attempts_.end() || it->second.get() != a) delete a;
+  }
+  for (auto& [at, batch] : staged_) {
+    for (Attempt* a : batch) {
+      if (a->phase.load() == Attempt::kDropped) delete a;
+    }
+  }
+  staged_.clear();
 }
 
 }  // namespace driver

@@ -148,6 +148,10 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   // Transitions go to the store, or to on_run_event; with neither, nowhere.
   plan.record_transitions =
       options.store != nullptr || static_cast<bool>(options.on_run_event);
+  // A burst of fires is handled a slice at a time, each carried out before
+  // the next (PlanOptions::max_timers_per_step): ~2 ms of the scheduler
+  // thread a slice.
+  plan.max_timers_per_step = 2048;
   plan.max_concurrent_runs = options.max_concurrent_runs == 0
                                  ? options.worker_threads
                                  : options.max_concurrent_runs;

@@ -56,7 +56,10 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
                 const core::PlanOptions& plan_options,
                 std::shared_ptr<Store> store, Recovered recovered);
 
-  ~SchedulerImpl() override { Shutdown(absl::ZeroDuration()); }
+  ~SchedulerImpl() override {
+    Shutdown(absl::ZeroDuration());
+    FreeUnowned();
+  }
 
   absl::Status Start() override;
   using Scheduler::AddJob;
@@ -83,16 +86,27 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   // contradicts) crash loudly.
   [[noreturn]] static void Die(absl::string_view what);
 
-  // One attempt handed to a worker. Shared by the plan context and the worker
-  // running it.
+  // One attempt: everything a worker needs to run it, built in the plan
+  // context, and what the worker leaves of its end.
+  //
+  // Lifetime. Made by StartAttempt and owned by attempts_ while its run may
+  // still hear of it. Every attempt handed to the workers comes back through
+  // results_ exactly once -- run (its outcome set), or unrun because Unstage
+  // took it back first (phase kDropped; Unstage already gave up ownership) --
+  // and is freed by the scheduler thread only then, after the pass's
+  // ReleaseStaged has told past it (OnAttemptsFinished). A batch of pointers
+  // (AttemptBatch) thus never points to freed memory while the plan context
+  // reads it; the workers' prefetch may, harmlessly.
   struct Attempt {
-    int number = 0;
+    // The worker sets ctx.started_at when it begins; ctx's pointers point
+    // into this attempt.
+    AttemptContext ctx;
+    std::shared_ptr<const JobFunction> fn;
+    // Not started before (a staged attempt's time; the origin otherwise).
+    MonoTime not_before;
     std::atomic<bool> cancelled{false};
     std::atomic<bool> killed{false};       // a forced cancel
-    std::string output;                    // AttemptContext::output
-    int32_t exit_code = 0;                 // AttemptContext::exit_code
     std::atomic<bool> by_shutdown{false};  // the cancel came from Shutdown
-    core::PackedSpec spec;                 // AttemptContext::packed_spec
     // Plan context only: held until its time (staged_, then released_), or
     // taken back before it (then it never runs).
     bool staged = false;
@@ -103,22 +117,17 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
     // back.
     enum Phase : uint8_t { kWaiting, kStarted, kDropped };
     std::atomic<uint8_t> phase{kWaiting};
-    uint32_t shard = 0;  // its job's (Fences::ShardOf)
-    // Written by the worker when the attempt ends, then the attempt is pushed
-    // on results_ (attempts_ keeps it alive until the result is taken).
-    core::AttemptFinishedEvent result;
+    core::AttemptOutcome outcome = core::AttemptOutcome::kSucceeded;
+    int32_t exit_code = 0;  // AttemptContext::exit_code
+    std::string output;     // AttemptContext::output
+    std::string detail;     // of a failed outcome
+    core::PackedSpec spec;  // AttemptContext::packed_spec
+    // Written by the worker when it is done with the attempt, which it then
+    // pushes on results_.
     Attempt* next_result = nullptr;
   };
-  // An attempt ready for a worker: everything it needs, built in the plan
-  // context. The worker sets ctx.started_at when it begins.
-  struct Prepared {
-    AttemptContext ctx;
-    std::shared_ptr<const JobFunction> fn;
-    std::shared_ptr<Attempt> attempt;
-    // Not started before (a staged attempt's time; the origin otherwise).
-    MonoTime not_before;
-  };
-  using PreparedBatch = std::vector<Prepared>;
+  // Attempts handed to the workers together, in not_before order.
+  using AttemptBatch = std::vector<Attempt*>;
 
   // Runs `f` in the plan context and returns its result: inline before Start
   // (its actions are carried out once started), otherwise on the scheduler
@@ -171,11 +180,12 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   // Plan context: applies `adds` in order, their store records as one batch
   // (Plan::BeginBatch), and empties it.
   void ApplyAdds(std::vector<PendingAdd>& adds, core::Now now);
-  // Queues the attempt's result (attempt.result) for the scheduler thread:
-  // one lock-free push; only a push onto an empty queue wakes the thread.
+  // Gives the attempt back to the scheduler thread (its outcome set, or
+  // unrun when dropped): one lock-free push; only a push onto an empty queue
+  // wakes the thread.
   void PostResult(Attempt& attempt);
-  // Takes every queued result, oldest first.
-  std::vector<core::Event> TakeResults();
+  // Takes every attempt given back, oldest first.
+  std::vector<Attempt*> TakeResults();
 
   // --- The plan context (see the file comment). ---
   // The time the Plan goes by. With a lease and a max_clock_skew, never
@@ -203,10 +213,11 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   void StartAttempt(const core::StartAttemptAction& start);
   void Unstage(const core::UnstageAction& unstage);
   // Hands the staged attempts whose time has come to the workers and tells
-  // the Plan they started.
-  void ReleaseStaged();
+  // the Plan of those whose time has come that they started. True if it
+  // handed over a large batch (and waited for the workers to take it).
+  bool ReleaseStaged();
   // Hands `batch` to the workers (one queue operation for all).
-  void Dispatch(std::shared_ptr<PreparedBatch> batch);
+  void Dispatch(std::shared_ptr<AttemptBatch> batch);
   void CancelAttempt(const core::CancelAttemptAction& cancel);
   void RecordTransition(core::TransitionAction& t);
   // Writes the job as the Plan now has it to the store.
@@ -216,7 +227,12 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   // What the store writer finished: persisted batches go to the Plan, and
   // RunEvents are emitted for what is now recorded.
   void OnWritten(std::vector<StoreWriter::Completion> done);
-  void OnAttemptsFinished(std::vector<core::Event>& events);
+  // Attempts given back (TakeResults): tells the Plan how those that ran
+  // ended, and frees them all.
+  void OnAttemptsFinished(const std::vector<Attempt*>& ended);
+  // Frees what no run owns once the threads are gone: attempts taken back
+  // before they were handed over, and those given back but not yet taken.
+  void FreeUnowned();
   // Without a store: a batch is acknowledged at once (its PersistedEvent
   // joins `acks`, which CarryOut hands to the Plan).
   void Acknowledge(const core::PersistAction& batch,
@@ -232,7 +248,7 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   void Emit(const RunEvent& event);
 
   // Runs on a worker.
-  void RunAttempt(Prepared& p);
+  void RunAttempt(Attempt& a);
   // LeaseCheck, for attempts (AttemptContext::LeaseHeld): the scheduler's
   // lease and, with shards, the shard's lease are valid now. Any thread.
   bool LeaseHeld(uint32_t shard) const override;
@@ -311,21 +327,21 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   absl::flat_hash_map<JobKey, std::vector<core::LostRun>> pending_runs_;
   std::vector<RunEvent> recovery_events_;  // emitted on the first pass
   // The attempts running, by run (a run has at most one at a time).
-  absl::flat_hash_map<core::RunId, std::shared_ptr<Attempt>> attempts_;
+  absl::flat_hash_map<core::RunId, std::unique_ptr<Attempt>> attempts_;
   // Actions to carry out, oldest first (a vector: deque blocks hold three
   // actions each, an allocation per three).
   std::vector<core::Action> todo_;
   core::Output scratch_;  // see Scratch()
   // Attempts to start now, gathered while carrying out actions and handed
   // over together at the end.
-  std::shared_ptr<PreparedBatch> start_now_;
+  std::shared_ptr<AttemptBatch> start_now_;
   // Attempts claimed before their time, by that time, until handed over.
-  std::map<MonoTime, PreparedBatch> staged_;
+  std::map<MonoTime, AttemptBatch> staged_;
   // Batches handed over (up to release_early_ before their time), in order,
   // until the Plan is told that their attempts started -- each once its time
   // has come: `told` of them so far (a batch is in not_before order).
   struct Released {
-    std::shared_ptr<PreparedBatch> batch;
+    std::shared_ptr<AttemptBatch> batch;
     size_t told = 0;
   };
   std::deque<Released> released_;

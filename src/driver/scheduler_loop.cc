@@ -89,17 +89,28 @@ void SchedulerImpl::Loop() {
   for (const RunEvent& e : recovery_events_) Emit(e);
   recovery_events_.clear();
   while (true) {
+    // The buffer handed to the callers below; once a burst of adds is over
+    // the callers' buffer is freed too, else it keeps the burst's capacity.
+    const bool gave_large_adds = adds.capacity() > 1024;
     {
       absl::MutexLock lock(&mu_);
       items.swap(queue_);
       adds.swap(adds_);
       gathering_adds_ = false;
     }
-    std::vector<core::Event> results = TakeResults();
+    std::vector<Attempt*> results = TakeResults();
     std::vector<StoreWriter::Completion> written;
     if (writer_ != nullptr) written = writer_->TakeCompletions();
-    // Attempts due now go first: they are what must be on time.
-    ReleaseStaged();
+    // Attempts due now go first: they are what must be on time. After a
+    // large batch, whose workers are nearly done by now, what they gave back
+    // is taken in this pass too (and told, then freed), before the Plan's
+    // step below claims the next fires: a second's attempts and runs are
+    // then freed before the next second's are made, not alongside.
+    if (ReleaseStaged()) {
+      std::vector<Attempt*> more = TakeResults();
+      results.insert(results.end(), more.begin(), more.end());
+      ReleaseStaged();
+    }
     // Actions left by commands that ran before Start are carried out on the
     // first pass.
     CarryOut();
@@ -138,7 +149,13 @@ void SchedulerImpl::Loop() {
 #endif
     // Within a burst of adds the two buffers go back and forth between the
     // callers and this thread with their capacity; the pass after it frees.
-    if (!took_adds) ReleaseIfLarge(adds);
+    if (!took_adds) {
+      ReleaseIfLarge(adds);
+      if (gave_large_adds) {
+        absl::MutexLock lock(&mu_);
+        ReleaseIfLarge(adds_);
+      }
+    }
     ReleaseIfLarge(todo_);
     ReleaseIfLarge(scratch_.actions);
     const MonoTime hand_offs = CheckHandOffs();
@@ -174,7 +191,7 @@ void SchedulerImpl::Loop() {
       deadline = std::min(deadline, staged_.begin()->first - release_early_);
     if (!released_.empty()) {
       const Released& r = released_.front();
-      deadline = std::min(deadline, (*r.batch)[r.told].not_before);
+      deadline = std::min(deadline, (*r.batch)[r.told]->not_before);
     }
     if (stopping_ && !cancelled_all_)
       deadline = std::min(deadline, shutdown_deadline_);
@@ -275,67 +292,69 @@ void SchedulerImpl::OnWritten(std::vector<StoreWriter::Completion> done) {
 }
 
 void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
-  Prepared p;
-  p.attempt = std::make_shared<Attempt>();
-  p.attempt->number = start.attempt;
-  attempts_[start.run] = p.attempt;
-  AttemptContext& ctx = p.ctx;
+  auto [slot, inserted] =
+      attempts_.try_emplace(start.run, std::make_unique<Attempt>());
+  if (!inserted)
+    Die(absl::StrCat("run ", start.run, " started attempt ", start.attempt,
+                     " while attempt ", slot->second->ctx.attempt,
+                     " was not over"));
+  Attempt* a = slot->second.get();
+  AttemptContext& ctx = a->ctx;
   ctx.fire = start.fire;
-  ctx.fire_id = start.fire.ToString();
   ctx.run_id = start.run;
   ctx.attempt = start.attempt;
   ctx.fencing_token = start.token;
   if (fences_->sharded()) {
     // The attempt is fenced by its shard's lease.
-    p.attempt->shard = fences_->ShardOf(start.fire.job);
-    if (const std::optional<Fence> f = fences_->Get(p.attempt->shard))
+    ctx.shard = fences_->ShardOf(start.fire.job);
+    if (const std::optional<Fence> f = fences_->Get(ctx.shard))
       ctx.fencing_token = f->token;
   }
   ctx.scheduled_time = start.fire.scheduled_time;
   // Without a lease that can expire the attempt's lease is always held, and
   // LeaseHeld() reads no clock.
   ctx.lease = lease_ != nullptr || shard_keeper_ != nullptr ? this : nullptr;
-  ctx.shard = p.attempt->shard;
-  ctx.cancelled = &p.attempt->cancelled;
-  ctx.killed = &p.attempt->killed;
-  ctx.output = &p.attempt->output;
-  ctx.exit_code = &p.attempt->exit_code;
-  if (start.job_slot < functions_.size()) p.fn = functions_[start.job_slot];
+  ctx.cancelled = &a->cancelled;
+  ctx.killed = &a->killed;
+  ctx.output = &a->output;
+  ctx.exit_code = &a->exit_code;
+  if (start.job_slot < functions_.size()) a->fn = functions_[start.job_slot];
   if (const core::PackedSpec* spec = plan_.PackedAt(start.job_slot)) {
-    p.attempt->spec = *spec;
-    ctx.packed_spec = &p.attempt->spec;
+    a->spec = *spec;
+    ctx.packed_spec = &a->spec;
   }
   if (start.staged) {
     // Before its time: held until then (the Plan keeps the run pending).
-    p.attempt->staged = true;
-    p.not_before = start.not_before;
-    staged_[start.not_before].push_back(std::move(p));
+    a->staged = true;
+    a->not_before = start.not_before;
+    staged_[start.not_before].push_back(a);
     return;
   }
   if (start.durable_first && writer_ != nullptr) {
     // Once its `running` transition, enqueued before, is in the store.
-    auto alone = std::make_shared<PreparedBatch>();
-    alone->push_back(std::move(p));
+    auto alone = std::make_shared<AttemptBatch>(1, a);
     writer_->Barrier([this, alone]() mutable { Dispatch(std::move(alone)); });
     return;
   }
-  if (start_now_ == nullptr) start_now_ = std::make_shared<PreparedBatch>();
-  start_now_->push_back(std::move(p));
+  if (start_now_ == nullptr) start_now_ = std::make_shared<AttemptBatch>();
+  start_now_->push_back(a);
 }
 
 void SchedulerImpl::Unstage(const core::UnstageAction& unstage) {
   auto it = attempts_.find(unstage.run);
   // Already started (the Plan hears of it from ReleaseStaged), or unknown.
-  if (it == attempts_.end() || it->second->number != unstage.attempt ||
+  if (it == attempts_.end() || it->second->ctx.attempt != unstage.attempt ||
       !it->second->staged) {
     return;
   }
   // Handed over early, a worker may have started it at its time: then it
   // runs, and the Plan hears so from ReleaseStaged (the unstage came too
-  // late). Else no worker will (RunAttempt), and ReleaseStaged skips it.
+  // late). Else no worker will (RunAttempt), and ReleaseStaged skips it;
+  // its worker gives it back unrun, and OnAttemptsFinished frees it.
   uint8_t waiting = Attempt::kWaiting;
   if (!it->second->phase.compare_exchange_strong(waiting, Attempt::kDropped))
     return;
+  (void)it->second.release();  // staged_ or a released batch points to it
   attempts_.erase(it);
   core::AttemptFinishedEvent e;
   e.run = unstage.run;
@@ -347,16 +366,17 @@ void SchedulerImpl::Unstage(const core::UnstageAction& unstage) {
   Absorb(out, true);
 }
 
-void SchedulerImpl::ReleaseStaged() {
+bool SchedulerImpl::ReleaseStaged() {
+  bool large = false;
   MonoTime now = clock_.MonoNow();
   if (!staged_.empty() && staged_.begin()->first - release_early_ <= now) {
     // Everything due (or due within release_early_) goes to the workers as
     // one batch, in the order of its times.
     const MonoTime horizon = now + release_early_;
-    auto batch = std::make_shared<PreparedBatch>(
+    auto batch = std::make_shared<AttemptBatch>(
         std::move(staged_.extract(staged_.begin()).mapped()));
     while (!staged_.empty() && staged_.begin()->first <= horizon) {
-      PreparedBatch more = std::move(staged_.extract(staged_.begin()).mapped());
+      AttemptBatch more = std::move(staged_.extract(staged_.begin()).mapped());
       std::move(more.begin(), more.end(), std::back_inserter(*batch));
     }
     // Hand over first, tell the Plan after: the workers start on time while
@@ -364,8 +384,10 @@ void SchedulerImpl::ReleaseStaged() {
     // (or a few milliseconds have passed), so as not to compete with them
     // for the CPU at the instant that must be on time.
     Dispatch(batch);
-    if (batch->size() >= kLargeBatch)
+    if (batch->size() >= kLargeBatch) {
       pool_->WaitLastBatchTaken(kYieldToWorkers);
+      large = true;
+    }
     released_.push_back(Released{std::move(batch)});
     now = clock_.MonoNow();
   }
@@ -375,45 +397,44 @@ void SchedulerImpl::ReleaseStaged() {
   core::AttemptStartedEvent started;
   while (!released_.empty()) {
     Released& r = released_.front();
-    const PreparedBatch& batch = *r.batch;
-    for (; r.told < batch.size() && batch[r.told].not_before <= now; ++r.told) {
-      const Prepared& p = batch[r.told];
-      p.attempt->staged = false;
-      if (p.attempt->phase.load() == Attempt::kDropped) continue;
-      started.started.push_back({p.ctx.run_id, p.ctx.attempt});
+    const AttemptBatch& batch = *r.batch;
+    for (; r.told < batch.size() && batch[r.told]->not_before <= now;
+         ++r.told) {
+      Attempt& a = *batch[r.told];
+      a.staged = false;
+      if (a.phase.load() == Attempt::kDropped) continue;
+      started.started.push_back({a.ctx.run_id, a.ctx.attempt});
     }
     if (r.told < batch.size()) break;
     released_.pop_front();
   }
-  if (started.started.empty()) return;
-  core::Output& out = Scratch();
-  plan_.OnEvent(std::move(started), Now(), &out);
-  Absorb(out, true);
+  if (!started.started.empty()) {
+    core::Output& out = Scratch();
+    plan_.OnEvent(std::move(started), Now(), &out);
+    Absorb(out, true);
+  }
+  return large;
 }
 
 // How far ahead of the attempt a worker starts the next ones are fetched.
 constexpr size_t kPrefetchAhead = 8;
 
-void SchedulerImpl::Dispatch(std::shared_ptr<PreparedBatch> batch) {
+void SchedulerImpl::Dispatch(std::shared_ptr<AttemptBatch> batch) {
   const size_t n = batch->size();
   if (!pool_->SubmitBatch(n, [this, batch = std::move(batch)](size_t i) {
         // A second's attempts were prepared up to a lookahead ago and have
-        // left the caches: ~270 B of Prepared each, with their Attempt and
-        // the job's function elsewhere on the heap. Ask for the Prepared
-        // twice as far on, and for what the one a few indices on points to
-        // (its pointers are in the cache by now), while this one runs (the
-        // workers take indices in order).
+        // left the caches: ~400 B each, with the job's function elsewhere on
+        // the heap. Ask for the attempt twice as far on, and for the
+        // function of the one a few indices on (in the cache by now), while
+        // this one runs (the workers take indices in order).
         if (const size_t far = i + 2 * kPrefetchAhead; far < batch->size()) {
-          const char* record = reinterpret_cast<const char*>(&(*batch)[far]);
-          for (size_t at = 0; at < sizeof(Prepared); at += 64)
+          const char* record = reinterpret_cast<const char*>((*batch)[far]);
+          for (size_t at = 0; at < sizeof(Attempt); at += 64)
             __builtin_prefetch(record + at);
         }
-        if (const size_t ahead = i + kPrefetchAhead; ahead < batch->size()) {
-          const Prepared& next = (*batch)[ahead];
-          __builtin_prefetch(next.attempt.get());
-          __builtin_prefetch(next.fn.get());
-        }
-        RunAttempt((*batch)[i]);
+        if (const size_t ahead = i + kPrefetchAhead; ahead < batch->size())
+          __builtin_prefetch((*batch)[ahead]->fn.get());
+        RunAttempt(*(*batch)[i]);
       })) {
     Die("the worker pool refused an attempt");
   }
@@ -445,14 +466,17 @@ void AwaitDue(MonoTime due) {
 
 }  // namespace
 
-void SchedulerImpl::RunAttempt(Prepared& p) {
-  if (release_early_ > absl::ZeroDuration()) AwaitDue(p.not_before);
-  // Taken back before its time (Unstage), or now the worker's.
+void SchedulerImpl::RunAttempt(Attempt& a) {
+  if (release_early_ > absl::ZeroDuration()) AwaitDue(a.not_before);
+  // Taken back before its time (Unstage): given back unrun. Else now the
+  // worker's.
   uint8_t waiting = Attempt::kWaiting;
-  if (!p.attempt->phase.compare_exchange_strong(waiting, Attempt::kStarted))
+  if (!a.phase.compare_exchange_strong(waiting, Attempt::kStarted)) {
+    PostResult(a);
     return;
-  const AttemptContext& ctx = p.ctx;
-  p.ctx.started_at = clock_.Now();
+  }
+  AttemptContext& ctx = a.ctx;
+  ctx.started_at = clock_.Now();
   // Never before its scheduled time on the wall clock either: the monotonic
   // instant waited for comes from a mapping of wall time that may be off by
   // microseconds, and a job at 08:00:00 must not see 07:59:59.999998. (A
@@ -460,9 +484,9 @@ void SchedulerImpl::RunAttempt(Prepared& p) {
   // is a wall-clock step, which the Plan handles.)
   constexpr absl::Duration kMaxWallLead = absl::Milliseconds(1);
   if (release_early_ > absl::ZeroDuration() && !ctx.fire.manual) {
-    while (p.ctx.started_at < ctx.scheduled_time &&
-           ctx.scheduled_time - p.ctx.started_at < kMaxWallLead) {
-      p.ctx.started_at = clock_.Now();
+    while (ctx.started_at < ctx.scheduled_time &&
+           ctx.scheduled_time - ctx.started_at < kMaxWallLead) {
+      ctx.started_at = clock_.Now();
     }
   }
   // The Plan starts attempts only for jobs it knows, and AddJob registers the
@@ -473,24 +497,18 @@ void SchedulerImpl::RunAttempt(Prepared& p) {
   const absl::Status status =
       !ctx.LeaseHeld()
           ? absl::CancelledError("not started: the store's lease was lost")
-      : p.fn != nullptr ? chain_.Run(ctx, *p.fn)
+      : a.fn != nullptr ? chain_.Run(ctx, *a.fn)
                         : absl::InternalError(absl::StrCat(
                               "no function for job ", ctx.fire.job.ToString()));
-  Attempt* attempt = p.attempt.get();
-  core::AttemptFinishedEvent& e = attempt->result;
-  e.run = ctx.run_id;
-  e.attempt = ctx.attempt;
-  e.outcome = ClassifyAttempt(status, attempt->cancelled.load());
+  a.outcome = ClassifyAttempt(status, a.cancelled.load());
   if (!status.ok()) {
-    e.detail = status.message().empty()
+    a.detail = status.message().empty()
                    ? absl::StatusCodeToString(status.code())
                    : std::string(status.message());
   }
-  if (e.outcome == core::AttemptOutcome::kCancelled &&
-      attempt->by_shutdown.load()) {
-    e.detail = absl::StrCat("shutdown: ", e.detail);
-  }
-  PostResult(*attempt);
+  if (a.outcome == core::AttemptOutcome::kCancelled && a.by_shutdown.load())
+    a.detail = absl::StrCat("shutdown: ", a.detail);
+  PostResult(a);
 }
 
 bool SchedulerImpl::LeaseHeld(uint32_t shard) const {
@@ -499,19 +517,29 @@ bool SchedulerImpl::LeaseHeld(uint32_t shard) const {
          (shard_keeper_ == nullptr || shard_keeper_->Valid(shard, now));
 }
 
-void SchedulerImpl::OnAttemptsFinished(std::vector<core::Event>& events) {
-  for (const core::Event& event : events) {
-    const auto& e = std::get<core::AttemptFinishedEvent>(event);
-    auto it = attempts_.find(e.run);
-    if (it != attempts_.end() && it->second->number == e.attempt) {
-      Attempt& ended = *it->second;
-      if (writer_ != nullptr &&
-          (!ended.output.empty() || ended.exit_code != 0)) {
-        outputs_[e.run] = {e.attempt, std::move(ended.output), ended.exit_code};
-      }
-      attempts_.erase(it);
+void SchedulerImpl::OnAttemptsFinished(const std::vector<Attempt*>& ended) {
+  std::vector<core::Event> events;
+  events.reserve(ended.size());
+  for (Attempt* a : ended) {
+    std::unique_ptr<Attempt> owned;
+    if (a->phase.load() == Attempt::kDropped) {
+      owned.reset(a);  // taken back unrun: the Plan heard so from Unstage
+      continue;
     }
+    auto it = attempts_.find(a->ctx.run_id);
+    if (it == attempts_.end() || it->second.get() != a)
+      Die(absl::StrCat("run ", a->ctx.run_id, " attempt ", a->ctx.attempt,
+                       " ended unknown to the driver"));
+    owned = std::move(it->second);
+    attempts_.erase(it);
+    if (writer_ != nullptr && (!a->output.empty() || a->exit_code != 0)) {
+      outputs_[a->ctx.run_id] = {a->ctx.attempt, std::move(a->output),
+                                 a->exit_code};
+    }
+    events.emplace_back(core::AttemptFinishedEvent{
+        a->ctx.run_id, a->ctx.attempt, a->outcome, std::move(a->detail)});
   }
+  if (events.empty()) return;
   core::Output& out = Scratch();
   plan_.OnEvents(events, Now(), &out);
   Absorb(out, true);
@@ -519,7 +547,8 @@ void SchedulerImpl::OnAttemptsFinished(std::vector<core::Event>& events) {
 
 void SchedulerImpl::CancelAttempt(const core::CancelAttemptAction& cancel) {
   auto it = attempts_.find(cancel.run);
-  if (it == attempts_.end() || it->second->number != cancel.attempt) return;
+  if (it == attempts_.end() || it->second->ctx.attempt != cancel.attempt)
+    return;
   // A forced cancel sets `killed` too: an executor kills what it started; a
   // function in this process cannot be killed. Setting a flag again is
   // harmless.

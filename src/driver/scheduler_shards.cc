@@ -159,7 +159,7 @@ MonoTime SchedulerImpl::CheckHandOffs() {
   if (handing_off_ == 0) return next;
   const MonoTime now = clock_.MonoNow();
   std::vector<int> running(shards_.size(), 0);
-  for (const auto& [run, attempt] : attempts_) ++running[attempt->shard];
+  for (const auto& [run, attempt] : attempts_) ++running[attempt->ctx.shard];
   for (uint32_t shard = 0; shard < shards_.size(); ++shard) {
     ShardPlace& place = shards_[shard];
     if (place.state != ShardState::kHandingOff || place.released) continue;
@@ -171,7 +171,7 @@ MonoTime SchedulerImpl::CheckHandOffs() {
         place.cancelled = true;
         place.killed = place.killed || kill;
         for (auto& [run, attempt] : attempts_) {
-          if (attempt->shard != shard) continue;
+          if (attempt->ctx.shard != shard) continue;
           attempt->cancelled.store(true);
           attempt->cancelled.notify_all();
           if (kill) {

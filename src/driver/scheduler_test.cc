@@ -177,7 +177,7 @@ TEST_F(SchedulerTest, AttemptOutputAndExitCodeAreKeptInTheStore) {
                                  [&](const AttemptContext& ctx) {
                                    recorder_.Record(ctx);
                                    *ctx.output = absl::StrCat(
-                                       "hello from ", ctx.fire_id, "\n");
+                                       "hello from ", ctx.fire_id(), "\n");
                                    *ctx.exit_code = 3;
                                    return absl::InternalError("exit status 3");
                                  }),

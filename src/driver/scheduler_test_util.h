@@ -80,7 +80,7 @@ class Recorder {
 
   void Record(const AttemptContext& ctx) {
     absl::MutexLock lock(&mu_);
-    seen_.push_back(Seen{ctx.fire_id, ctx.run_id, ctx.attempt,
+    seen_.push_back(Seen{ctx.fire_id(), ctx.run_id, ctx.attempt,
                          ctx.fencing_token, ctx.scheduled_time, ctx.started_at,
                          ctx.fire.manual});
     changed_.SignalAll();

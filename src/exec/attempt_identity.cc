@@ -27,7 +27,7 @@ std::vector<std::pair<std::string, std::string>> IdentityFields(
   std::string scheduled;
   time::AppendUtc(ctx.scheduled_time, &scheduled);
   return {{"JOB", ctx.fire.job.ToString()},
-          {"FIRE_ID", ctx.fire_id},
+          {"FIRE_ID", ctx.fire_id()},
           {"SCHEDULED_TIME", std::move(scheduled)},
           {"ATTEMPT", absl::StrCat(ctx.attempt)},
           {"FENCING_TOKEN", absl::StrCat(ctx.fencing_token)},
@@ -50,9 +50,10 @@ std::string HeaderName(const std::string& suffix) {
 }
 
 std::string Traceparent(const AttemptContext& ctx) {
-  const uint64_t hi = Fnv1a(1, ctx.fire_id);
-  const uint64_t lo = Fnv1a(2, ctx.fire_id);
-  const uint64_t span = Fnv1a(3, absl::StrCat(ctx.fire_id, "#", ctx.attempt));
+  const std::string fire_id = ctx.fire_id();
+  const uint64_t hi = Fnv1a(1, fire_id);
+  const uint64_t lo = Fnv1a(2, fire_id);
+  const uint64_t span = Fnv1a(3, absl::StrCat(fire_id, "#", ctx.attempt));
   return absl::StrFormat("00-%016x%016x-%016x-01", hi, lo, span);
 }
 

@@ -38,7 +38,7 @@ TEST(AttemptIdentityTest, TraceparentIsOneTracePerFireOneSpanPerAttempt) {
   EXPECT_NE(first.substr(36, 16), second.substr(36, 16));  // other span
   EXPECT_EQ(Traceparent(Context(1)), first);               // stable
   AttemptContext other = Context(1);
-  other.fire_id = "ops/backup:3:2026-11-18T11:06:41Z";
+  other.fire.scheduled_time += absl::Seconds(1);  // another fire
   EXPECT_NE(Traceparent(other).substr(3, 32), first.substr(3, 32));
 }
 

@@ -107,7 +107,7 @@ std::string HeaderLine(absl::string_view name, absl::string_view value) {
 absl::StatusOr<std::vector<std::string>> HeaderLines(
     const HttpExecutorSpec& spec, const AttemptContext& ctx) {
   std::vector<std::pair<std::string, std::string>> identity;
-  identity.emplace_back("Idempotency-Key", ctx.fire_id);
+  identity.emplace_back("Idempotency-Key", ctx.fire_id());
   for (const auto& [suffix, value] : IdentityFields(ctx)) {
     identity.emplace_back(absl::StrCat("Chime-", HeaderName(suffix)), value);
   }

@@ -167,7 +167,7 @@ TEST_F(HttpExecutorTest, SendsIdentityHeadersAndTraceparent) {
   RecordedRequest request = OnlyRequest();
   EXPECT_THAT(request.Header("Idempotency-Key"),
               Optional(std::string("ops/hook:3:2026-11-18T11:06:40Z")));
-  EXPECT_THAT(request.Header("Chime-Fire-Id"), Optional(ctx_.fire_id));
+  EXPECT_THAT(request.Header("Chime-Fire-Id"), Optional(ctx_.fire_id()));
   EXPECT_THAT(request.Header("Chime-Attempt"), Optional(std::string("2")));
   EXPECT_THAT(request.Header("Chime-Fencing-Token"),
               Optional(std::string("17")));
@@ -187,7 +187,7 @@ TEST_F(HttpExecutorTest, UserHeadersCannotOverrideIdentity) {
   ASSERT_THAT(Run(spec), IsOk());
   RecordedRequest request = OnlyRequest();
   EXPECT_EQ(request.HeaderCount("Idempotency-Key"), 1);
-  EXPECT_THAT(request.Header("Idempotency-Key"), Optional(ctx_.fire_id));
+  EXPECT_THAT(request.Header("Idempotency-Key"), Optional(ctx_.fire_id()));
   EXPECT_EQ(request.HeaderCount("Chime-Attempt"), 1);
   EXPECT_THAT(request.Header("Chime-Attempt"), Optional(std::string("2")));
   EXPECT_EQ(request.HeaderCount("traceparent"), 1);

@@ -282,7 +282,7 @@ absl::Status RunShell(const ShellExecutorSpec& spec, const AttemptContext& ctx,
       written = WriteLedgerEntry(options.ledger_dir, {.pid = child.pid,
                                                       .pgid = child.pid,
                                                       .start_time = *start_time,
-                                                      .fire_id = ctx.fire_id,
+                                                      .fire_id = ctx.fire_id(),
                                                       .attempt = ctx.attempt});
     } else {
       written = start_time.status();

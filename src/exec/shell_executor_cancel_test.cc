@@ -175,7 +175,7 @@ TEST_F(ShellExecutorCancelTest, TheLedgerHasAnEntryWhileTheChildRuns) {
               ElementsAre(LedgerEntry{.pid = pid(),
                                       .pgid = pid(),
                                       .start_time = *start_time,
-                                      .fire_id = ctx.fire_id,
+                                      .fire_id = ctx.fire_id(),
                                       .attempt = ctx.attempt}));
   attempt->Kill();
   ASSERT_TRUE(attempt->WaitDone());

@@ -185,7 +185,7 @@ TEST_P(ShellExecutorTest, EnvironmentIsDaemonThenSpecThenIdentity) {
   EXPECT_EQ(env["CHIME_TEST_FROM_DAEMON"], "daemon");
   EXPECT_EQ(env["CHIME_TEST_OVERRIDDEN"], "spec");
   EXPECT_EQ(env["CHIME_TEST_FROM_SPEC"], "a b=c");
-  EXPECT_EQ(env["CHIME_FIRE_ID"], ctx.fire_id);
+  EXPECT_EQ(env["CHIME_FIRE_ID"], ctx.fire_id());
   EXPECT_EQ(env["CHIME_JOB"], "ops/backup");
   EXPECT_EQ(env["CHIME_ATTEMPT"], "2");
   EXPECT_EQ(env["CHIME_FENCING_TOKEN"], "17");

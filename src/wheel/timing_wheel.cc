@@ -262,7 +262,7 @@ void TimingWheel::FireOverdue(std::vector<Expired>* expired) {
   overdue_ = kNil;
   Walk(ref, [&](uint32_t i) {
     Node& n = node(i);
-    expired->push_back({n.id, n.deadline_ms});
+    expired->push_back({n.id, n.deadline_ms, Handle{i, n.generation}});
     ++n.generation;
     FreeNode(i);
     --size_;
@@ -301,7 +301,7 @@ void TimingWheel::AdvanceTo(int64_t now_ms, std::vector<Expired>* expired) {
       const int64_t d = n.deadline_ms;
       const uint64_t key = ToKey(d);
       if (key == now_) {
-        expired->push_back({n.id, d});
+        expired->push_back({n.id, d, Handle{i, n.generation}});
         ++n.generation;
         FreeNode(i);
         --size_;

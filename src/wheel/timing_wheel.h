@@ -124,7 +124,14 @@ class TimingWheel {
   struct Expired {
     uint64_t id;
     int64_t deadline_ms;
-    bool operator==(const Expired&) const = default;
+    // The handle Insert returned for it (stale now), so that an owner that
+    // acts on expired timers later can tell whether it has since cancelled
+    // or replaced that timer.
+    Handle handle;
+    // By id and deadline only (what the timer stood for).
+    bool operator==(const Expired& o) const {
+      return id == o.id && deadline_ms == o.deadline_ms;
+    }
   };
 
   // An empty wheel whose time is `now_ms`.

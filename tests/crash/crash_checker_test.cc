@@ -71,7 +71,7 @@ class CrashCheckerTest : public ::testing::Test {
   }
   void Witness(int job, int s, RunId run, int attempt, int64_t token) {
     AttemptContext ctx;
-    ctx.fire_id = Fire(job, s);
+    ctx.fire = FireKey{jobs_[job].spec.key, jobs_[job].generation, T(s)};
     ctx.run_id = run;
     ctx.attempt = attempt;
     ctx.fencing_token = token;

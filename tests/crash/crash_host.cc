@@ -81,7 +81,7 @@ JobFunction Body(AppendFile& witness, uint64_t seed, bool fail_some_first) {
   return [&witness, seed, fail_some_first](const AttemptContext& ctx) {
     witness.Append(FormatWitness(ctx));
     const uint64_t h =
-        absl::HashOf(seed, ctx.fire_id, ctx.attempt, ctx.fencing_token);
+        absl::HashOf(seed, ctx.fire_id(), ctx.attempt, ctx.fencing_token);
     absl::SleepFor(absl::Milliseconds(h % 301));
     if (fail_some_first && ctx.attempt == 1 && (h / 301) % 4 == 0)
       return absl::UnavailableError("crash_host: a planned first failure");

@@ -28,7 +28,7 @@ std::string OneLine(absl::string_view s) {
 }  // namespace
 
 std::string FormatWitness(const AttemptContext& ctx) {
-  return absl::StrCat(ctx.fire_id, " ", ctx.run_id, " ", ctx.attempt, " ",
+  return absl::StrCat(ctx.fire_id(), " ", ctx.run_id, " ", ctx.attempt, " ",
                       ctx.fencing_token, "\n");
 }
 
