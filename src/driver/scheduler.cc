@@ -403,44 +403,5 @@ void SchedulerImpl::StopWriting() {
   (void)store_->ReleaseLease(fence_, clock_.MonoNow() + absl::Seconds(10));
 }
 
-void SchedulerImpl::PostResult(Attempt& attempt) {
-  const int worker = WorkerPool::WorkerIndex();
-  std::atomic<Attempt*>& stack =
-      results_[worker >= 0 ? worker : options_.worker_threads].head;
-  Attempt* head = stack.load(std::memory_order_relaxed);
-  do {
-    attempt.next_result = head;
-  } while (!stack.compare_exchange_weak(
-      head, &attempt, std::memory_order_release, std::memory_order_relaxed));
-  // Later results ride along until the scheduler thread takes them.
-  if (head == nullptr) wakeup_.Notify();
-}
-
-std::vector<SchedulerImpl::Attempt*> SchedulerImpl::TakeResults() {
-  std::vector<Attempt*> ended;
-  for (int i = 0; i <= options_.worker_threads; ++i) {
-    Attempt* list =
-        results_[i].head.exchange(nullptr, std::memory_order_acquire);
-    const size_t first = ended.size();
-    for (Attempt* a = list; a != nullptr; a = a->next_result)
-      ended.push_back(a);
-    std::reverse(ended.begin() + first, ended.end());  // oldest first
-  }
-  return ended;
-}
-
-void SchedulerImpl::FreeUnowned() {
-  for (Attempt* a : TakeResults()) {
-    auto it = attempts_.find(a->ctx.run_id);
-    if (it == attempts_.end() || it->second.get() != a) delete a;
-  }
-  for (auto& [at, batch] : staged_) {
-    for (Attempt* a : batch) {
-      if (a->phase.load() == Attempt::kDropped) delete a;
-    }
-  }
-  staged_.clear();
-}
-
 }  // namespace driver
 }  // namespace chime

@@ -1,6 +1,7 @@
 // SchedulerImpl: chime::Scheduler over a core::Plan. The design is in
 // src/driver/driver.h; scheduler.cc has the public methods (the callers' side),
-// scheduler_loop.cc the scheduler thread's side.
+// scheduler_loop.cc the scheduler thread's side, scheduler_attempts.cc the
+// attempts (made, staged, handed to the workers, run, given back).
 //
 // Who owns what. The Plan and everything listed under "the plan context" below
 // belong to one thread at a time: before Start, to a caller holding mu_ (there
