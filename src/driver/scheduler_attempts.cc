@@ -51,7 +51,6 @@ void SchedulerImpl::StartAttempt(const core::StartAttemptAction& start) {
   ctx.lease = lease_ != nullptr || shard_keeper_ != nullptr ? this : nullptr;
   ctx.cancelled = &a->cancelled;
   ctx.killed = &a->killed;
-  ctx.output = &a->output;
   ctx.exit_code = &a->exit_code;
   if (start.job_slot < functions_.size()) a->fn = functions_[start.job_slot];
   if (const core::PackedSpec* spec = plan_.PackedAt(start.job_slot)) {
@@ -211,6 +210,8 @@ void SchedulerImpl::RunAttempt(Attempt& a) {
     return;
   }
   AttemptContext& ctx = a.ctx;
+  std::string output;
+  ctx.output = &output;
   ctx.started_at = clock_.Now();
   // Never before its scheduled time on the wall clock either: the monotonic
   // instant waited for comes from a mapping of wall time that may be off by
@@ -235,14 +236,20 @@ void SchedulerImpl::RunAttempt(Attempt& a) {
       : a.fn != nullptr ? chain_.Run(ctx, *a.fn)
                         : absl::InternalError(absl::StrCat(
                               "no function for job ", ctx.fire.job.ToString()));
+  ctx.output = nullptr;
   a.outcome = ClassifyAttempt(status, a.cancelled.load());
-  if (!status.ok()) {
-    a.detail = status.message().empty()
-                   ? absl::StatusCodeToString(status.code())
-                   : std::string(status.message());
+  if (!status.ok() || !output.empty()) {
+    a.ended = std::make_unique<Attempt::Ended>();
+    a.ended->output = std::move(output);
+    if (!status.ok()) {
+      a.ended->detail = status.message().empty()
+                            ? absl::StatusCodeToString(status.code())
+                            : std::string(status.message());
+    }
+    // (A cancelled outcome is an error status.)
+    if (a.outcome == core::AttemptOutcome::kCancelled && a.by_shutdown.load())
+      a.ended->detail = absl::StrCat("shutdown: ", a.ended->detail);
   }
-  if (a.outcome == core::AttemptOutcome::kCancelled && a.by_shutdown.load())
-    a.detail = absl::StrCat("shutdown: ", a.detail);
   PostResult(a);
 }
 
@@ -267,12 +274,16 @@ void SchedulerImpl::OnAttemptsFinished(const std::vector<Attempt*>& ended) {
                        " ended unknown to the driver"));
     owned = std::move(it->second);
     attempts_.erase(it);
-    if (writer_ != nullptr && (!a->output.empty() || a->exit_code != 0)) {
-      outputs_[a->ctx.run_id] = {a->ctx.attempt, std::move(a->output),
-                                 a->exit_code};
+    std::string output, detail;
+    if (a->ended != nullptr) {
+      output = std::move(a->ended->output);
+      detail = std::move(a->ended->detail);
     }
+    if (writer_ != nullptr && (!output.empty() || a->exit_code != 0))
+      outputs_[a->ctx.run_id] = {a->ctx.attempt, std::move(output),
+                                 a->exit_code};
     events.emplace_back(core::AttemptFinishedEvent{
-        a->ctx.run_id, a->ctx.attempt, a->outcome, std::move(a->detail)});
+        a->ctx.run_id, a->ctx.attempt, a->outcome, std::move(detail)});
   }
   if (events.empty()) return;
   core::Output& out = Scratch();

@@ -120,8 +120,13 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
     std::atomic<uint8_t> phase{kWaiting};
     core::AttemptOutcome outcome = core::AttemptOutcome::kSucceeded;
     int32_t exit_code = 0;  // AttemptContext::exit_code
-    std::string output;     // AttemptContext::output
-    std::string detail;     // of a failed outcome
+    // Set by the worker only if the attempt left output or failed (most do
+    // neither: ~60 B less an attempt, a second's 100,000 in flight).
+    struct Ended {
+      std::string output;  // AttemptContext::output
+      std::string detail;  // of a failed outcome
+    };
+    std::unique_ptr<Ended> ended;
     core::PackedSpec spec;  // AttemptContext::packed_spec
     // Written by the worker when it is done with the attempt, which it then
     // pushes on results_.
