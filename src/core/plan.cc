@@ -264,12 +264,17 @@ void Plan::OnPersisted(const PersistedEvent& e, Now now, Output* out) {
   }
 }
 
-void Plan::OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out) {
-  const auto kind = static_cast<TimerKind>(id >> kTimerShift);
-  const uint64_t index = id & ((uint64_t{1} << kTimerShift) - 1);
+void Plan::OnTimer(const wheel::TimingWheel::Expired& e, Now now,
+                   PersistAction* persist, Output* out) {
+  const auto kind = static_cast<TimerKind>(e.id >> kTimerShift);
+  const uint64_t index = e.id & ((uint64_t{1} << kTimerShift) - 1);
+  // A job's or run's timer acts only if it still stands: not cancelled nor
+  // re-armed since the wheel gave it out (it may have waited in due_). The
+  // persist timer is never cancelled.
   if (kind == TimerKind::kJob) {
     if (index < job_slots_.size() && job_slots_[index] != nullptr &&
-        !job_slots_[index]->removed) {
+        !job_slots_[index]->removed && job_slots_[index]->timer_armed &&
+        job_slots_[index]->timer == e.handle) {
       FireJob(*job_slots_[index], now, persist, out);
     }
     return;
@@ -285,7 +290,9 @@ void Plan::OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out) {
     return;
   }
   auto it = runs_.find(index);
-  if (it == runs_.end()) return;
+  if (it == runs_.end() || !it->second->timer_armed ||
+      it->second->timer != e.handle)
+    return;
   Run& run = *it->second;
   run.timer_armed = false;
   switch (kind) {
@@ -335,10 +342,8 @@ void Plan::Step(Now now, Output* out) {
   size_t end = due_.size();
   if (options_.max_timers_per_step > 0)
     end = std::min(end, due_next_ + options_.max_timers_per_step);
-  for (; due_next_ < end; ++due_next_) {
-    const wheel::TimingWheel::Expired& e = due_[due_next_];
-    if (Current(e)) OnTimer(e.id, now, &persist, out);
-  }
+  for (; due_next_ < end; ++due_next_)
+    OnTimer(due_[due_next_], now, &persist, out);
   if (due_next_ == due_.size()) {
     due_next_ = 0;
     due_.clear();
@@ -364,20 +369,6 @@ void Plan::DecideWaitingFire(Job& job, Now now, Output* out) {
   PersistAction persist;
   FireJob(job, now, &persist, out);  // re-arms it: due_'s entry goes stale
   FlushPersist(std::move(persist), now, out);
-}
-
-bool Plan::Current(const wheel::TimingWheel::Expired& e) const {
-  const auto kind = static_cast<TimerKind>(e.id >> kTimerShift);
-  const uint64_t index = e.id & ((uint64_t{1} << kTimerShift) - 1);
-  if (kind == TimerKind::kPersist) return true;  // never cancelled
-  if (kind == TimerKind::kJob) {
-    return index < job_slots_.size() && job_slots_[index] != nullptr &&
-           job_slots_[index]->timer_armed &&
-           job_slots_[index]->timer == e.handle;
-  }
-  auto it = runs_.find(index);
-  return it != runs_.end() && it->second->timer_armed &&
-         it->second->timer == e.handle;
 }
 
 void Plan::Advance(Now now, Output* out) { Step(now, out); }

@@ -564,10 +564,8 @@ class Plan {
   void BeginAttempt(Run& run, Now now);
   void OnAttemptStarted(const AttemptStartedEvent& e, Now now, Output* out);
   void OnUnstaged(Run& run, Now now, Output* out);
-  void OnTimer(uint64_t id, Now now, PersistAction* persist, Output* out);
-  // Whether the timer the wheel gave out as `e` still stands: not cancelled
-  // nor re-armed since (it may have waited in due_).
-  bool Current(const wheel::TimingWheel::Expired& e) const;
+  void OnTimer(const wheel::TimingWheel::Expired& e, Now now,
+               PersistAction* persist, Output* out);
   // A command on `job` first decides what is due, as a step would: its Step
   // handles one slice (max_timers_per_step), and this the job's own fire if
   // it came due and still waits in due_. (Its runs' timers keep their turn.)

@@ -57,6 +57,23 @@ TEST(TimingWheel, WorkedExampleFromTheClassComment) {
   EXPECT_EQ(w.NextDeadline(), std::nullopt);
 }
 
+TEST(TimingWheel, AnExpiredTimerCarriesTheHandleItsInsertReturned) {
+  TimingWheel w(100);
+  const Handle overdue = w.Insert(1, 50);  // due before now: the overdue leaf
+  const Handle cascaded = w.Insert(2, 5000);
+  const Handle soon = w.Insert(3, 101);
+  w.Cancel(w.Insert(4, 101));
+  const std::vector<Expired> fired = Advance(w, 6000);
+  ASSERT_EQ(fired.size(), 3u);
+  EXPECT_EQ(fired[0].handle, overdue);
+  EXPECT_EQ(fired[1].handle, soon);
+  EXPECT_EQ(fired[2].handle, cascaded);
+  // Stale now, and never equal to a handle issued later on the same node.
+  for (const Expired& e : fired) EXPECT_FALSE(w.IsPending(e.handle));
+  const Handle reused = w.Insert(5, 7000);
+  for (const Expired& e : fired) EXPECT_NE(e.handle, reused);
+}
+
 TEST(TimingWheel, WorkedExampleOfASplitFromTheClassComment) {
   TimingWheel w(20'000'000);
   const Handle e = w.Insert('E', 3 * kDay);
