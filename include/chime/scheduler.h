@@ -247,8 +247,10 @@ struct SchedulerOptions {
   // due at the same instant all start on time. Such a run whose job is
   // removed, paused or rescheduled before its time is recorded cancelled
   // ("job removed", "job paused before its time", ...). Other overlap policies
-  // decide at the fire's time (they depend on what is running then). Zero
-  // turns it off.
+  // decide at the fire's time (they depend on what is running then). A fire
+  // is never decided before halfway from its job's previous fire, so a job
+  // has at most one fire decided ahead (an every-second job: half a second
+  // ahead). Zero turns it off.
   absl::Duration lookahead = absl::Seconds(1);
   // On the real clock (the default Clock), attempts claimed ahead are handed
   // to the workers this long before their time, and each worker waits for

@@ -155,7 +155,9 @@ void Plan::ArmJob(Job& job, Now now) {
   if (job.paused || job.removed) return;
   MonoTime at;
   if (job.next_fire != absl::InfiniteFuture()) {
-    at = now.mono + (job.next_fire - now.wall) - Lookahead(job);
+    // (The watermark stands for the previous fire: no fire lies between it
+    // and next_fire.)
+    at = now.mono + (DecideAt(job, job.watermark, job.next_fire) - now.wall);
   } else {
     // No fire left: if the end date cut the schedule, wake when the first
     // fire past it would have been due, to record that the job ended

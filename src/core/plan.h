@@ -255,6 +255,13 @@ struct PlanOptions {
   // their time. A run decided ahead whose job is then removed, paused or
   // rescheduled before its time is cancelled, with that reason; a wall-clock
   // step re-times it. Zero: every fire is decided at its time.
+  //
+  // A fire is never decided before halfway between the job's previous fire
+  // and it, so at most one fire of a job is decided ahead, and a job whose
+  // fires are closer than twice the lookahead is decided half a period
+  // ahead: 100,000 every-second jobs with a 1 s lookahead hold one second's
+  // runs, not the next second's beside those starting now, and a job every
+  // 100 ms is decided 50 ms ahead instead of holding ten fires.
   absl::Duration lookahead = absl::ZeroDuration();
   uint64_t seed = 1;  // jitter and backoff randomness
   // How namespaces share execution slots under `max_concurrent_runs`: weight
@@ -534,8 +541,16 @@ class Plan {
   void FreeSlotIfDone(uint32_t slot);
   void Step(Now now, Output* out);
   void DetectClockStep(Now now, Output* out);
-  // How far ahead of its time a fire of `job` is decided (PlanOptions).
+  // How far ahead of its time a fire of `job` may be decided (PlanOptions).
   absl::Duration Lookahead(const Job& job) const;
+  // When `job`'s fire at `next`, whose previous fire was at `previous`
+  // (InfinitePast: none known), is decided: its time less the lookahead, but
+  // not before halfway from `previous` to it (PlanOptions::lookahead).
+  absl::Time DecideAt(const Job& job, absl::Time previous,
+                      absl::Time next) const;
+  // The newest fire a step at `now` decides for `job`: `now`, or the job's
+  // next fire after it if that fire's DecideAt has come.
+  absl::Time DecideHorizon(const Job& job, absl::Time now) const;
   void ArmJob(Job& job, Now now);
   void FireJob(Job& job, Now now, PersistAction* persist, Output* out);
   void DecideFire(Job& job, absl::Time scheduled, Now now,

@@ -18,7 +18,7 @@ void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
   job.timer_armed = false;
   const DueFires due =
       DecideDueFires(job.source, job.watermark, now.wall, job.policy->misfire,
-                     now.wall + Lookahead(job));
+                     DecideHorizon(job, now.wall));
   for (const MissedRange& range : due.missed) AddMissed(job, range, persist);
   if (due.watermark != job.watermark) {
     job.watermark = due.watermark;
@@ -166,6 +166,25 @@ absl::Duration Plan::Lookahead(const Job& job) const {
   return job.policy->overlap.action == OverlapAction::kAllow
              ? options_.lookahead
              : absl::ZeroDuration();
+}
+
+absl::Time Plan::DecideAt(const Job& job, absl::Time previous,
+                          absl::Time next) const {
+  const absl::Duration lookahead = Lookahead(job);
+  if (lookahead <= absl::ZeroDuration()) return next;
+  const absl::Time at = next - lookahead;
+  if (previous == absl::InfinitePast() || previous >= next) return at;
+  return std::max(at, previous + (next - previous) / 2);
+}
+
+absl::Time Plan::DecideHorizon(const Job& job, absl::Time now) const {
+  if (Lookahead(job) <= absl::ZeroDuration()) return now;
+  // The fires up to `now` are due; of those after it only the first may be
+  // decided, so a step never decides two ahead.
+  const absl::Time next = job.source.Next(std::max(job.watermark, now));
+  if (next == absl::InfiniteFuture()) return now;
+  const absl::Time previous = std::max(job.watermark, job.source.Prev(next));
+  return DecideAt(job, previous, next) <= now ? next : now;
 }
 
 void Plan::CancelDecidedAhead(Job& job, absl::string_view why, Now now,

@@ -323,11 +323,13 @@ TEST(SchedulerRealClock, AFireHandedOverEarlyIsTakenBackWhenItsJobIsRemoved) {
   Recorder recorder;
   SchedulerOptions options;  // RealClock by default
   options.lookahead = absl::Seconds(3);
-  options.release_early = absl::Seconds(2);
+  options.release_early = absl::Milliseconds(1500);
   options.on_run_event = recorder.Callback();
   auto scheduler = Scheduler::Create(options);
   ASSERT_THAT(scheduler, IsOk());
-  JobSpec spec = Cron("beat", "* * * * * *");
+  // Every 4 s: a fire is decided (and claimed) halfway from the one before,
+  // 2 s before its time, and handed over 1.5 s before it.
+  JobSpec spec = Cron("beat", "*/4 * * * * *");
   spec.overlap.action = OverlapAction::kAllow;  // claimed ahead
   ASSERT_THAT((*scheduler)
                   ->AddJob(spec,
@@ -337,11 +339,11 @@ TEST(SchedulerRealClock, AFireHandedOverEarlyIsTakenBackWhenItsJobIsRemoved) {
                            }),
               IsOk());
   ASSERT_THAT((*scheduler)->Start(), IsOk());
-  // S: a whole second at least 2.5 s on, handed over 2 s before it; the job
-  // is removed 1 s before it.
-  const absl::Time s =
-      absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()) + 3);
-  absl::SleepFor(s - absl::Seconds(1) - absl::Now());
+  // S: the first fire at least 5 s on (the one before it, at least 1 s on,
+  // runs); the job is removed 0.75 s before S, once S is in a worker's hands.
+  const int64_t soon = absl::ToUnixSeconds(absl::Now()) + 5;
+  const absl::Time s = absl::FromUnixSeconds(soon + (4 - soon % 4) % 4);
+  absl::SleepFor(s - absl::Milliseconds(750) - absl::Now());
   ASSERT_THAT((*scheduler)->RemoveJob(Key("beat")), IsOk());
   const std::string fire =
       FireKey{Key("beat"), 1, s}.ToString();  // generation 1
