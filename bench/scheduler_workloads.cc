@@ -1,8 +1,9 @@
 // The scheduler workloads of chime-bench (timers, cron, register): chime as a
 // library, through the public chime::Scheduler with the real clock. Job bodies
-// only read the wall clock and store the instant in a slot preallocated for
-// their fire, so the measurement stays out of the scheduler's way. Every wait
-// is bounded; each run prints one JSON line.
+// only read the wall clock, set their fire's bit and count its lateness in
+// their thread's histogram (fire_record.h), so the measurement stays out of
+// the scheduler's way, in time and in memory. Every wait is bounded; each run
+// prints one JSON line.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include "absl/time/time.h"
 #include "bench/bench_args.h"
 #include "bench/bench_clock.h"
+#include "bench/fire_record.h"
 #include "bench/store_backends.h"
 #include "bench/workloads.h"
 #include "chime/job.h"
@@ -238,12 +240,12 @@ JobSpec BenchSpec(std::string id) {
   return spec;
 }
 
-void AddLateness(std::vector<double>& late_ms, nlohmann::json& line) {
-  double max = 0;
-  for (double l : late_ms) max = std::max(max, l);
-  line["late_p50_ms"] = Percentile(late_ms, 0.50);
-  line["late_p99_ms"] = Percentile(late_ms, 0.99);
-  line["late_max_ms"] = max;
+// The quantiles are their histogram bucket's upper edge: at most 1.6% above
+// the true value (LatencyHistogram).
+void AddLateness(const LatencyHistogram& late, nlohmann::json& line) {
+  line["late_p50_ms"] = static_cast<double>(late.QuantileUs(0.50)) * 1e-3;
+  line["late_p99_ms"] = static_cast<double>(late.QuantileUs(0.99)) * 1e-3;
+  line["late_max_ms"] = static_cast<double>(late.max_us()) * 1e-3;
 }
 
 int Fail(const std::string& workload, const absl::Status& status) {
@@ -276,10 +278,14 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
   auto scheduler = StartScheduler(args);
   if (!scheduler.ok()) return Fail("timers", scheduler.status());
 
-  // fired[i]: unix nanos of job i's fire (0 = not yet).
-  auto fired = std::make_unique<std::atomic<int64_t>[]>(n);
-  std::vector<int64_t> due(n);
-  std::atomic<int64_t> fires{0};
+  // What the job bodies share; each captures a pointer to it and its index
+  // (small enough for std::function to hold without an allocation).
+  struct Record {
+    FireBits ran;  // bit i: job i fired
+    FireStats stats;
+    std::atomic<int64_t> fires{0};
+    std::atomic<int64_t> extra{0};  // a job fired twice
+  } record{FireBits(n)};
   std::mt19937_64 rng(static_cast<uint64_t>(args.Int("seed")));
   std::uniform_int_distribution<int64_t> delay_ns(
       0, absl::ToInt64Nanoseconds(max_delay));
@@ -287,6 +293,7 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
   // Jobs whose due time had passed when AddJob returned: chime drops a one-shot
   // trigger already in the past, so these count in `missed`.
   int64_t due_before_add = 0;
+  int64_t last_due = 0;
   const double cpu_start = ProcessCpuSeconds();
   const SteadyClock::time_point insert_start = SteadyClock::now();
   const absl::Time t0 = absl::Now();
@@ -294,36 +301,34 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
     JobSpec spec = BenchSpec(absl::StrCat("t", i));
     spec.trigger.kind = Trigger::Kind::kAt;
     spec.trigger.at = t0 + absl::Nanoseconds(delay_ns(rng));
-    due[i] = absl::ToUnixNanos(spec.trigger.at);
-    std::atomic<int64_t>* slot = &fired[i];
+    const int64_t due = absl::ToUnixNanos(spec.trigger.at);
+    last_due = std::max(last_due, due);
     absl::Status s =
-        (*scheduler)->AddJob(spec, [slot, &fires](const AttemptContext&) {
-          slot->store(absl::GetCurrentTimeNanos(), std::memory_order_relaxed);
-          fires.fetch_add(1, std::memory_order_relaxed);
+        (*scheduler)->AddJob(spec, [r = &record, i](const AttemptContext& ctx) {
+          const int64_t now = absl::GetCurrentTimeNanos();
+          if (r->ran.Mark(i)) {
+            r->extra.fetch_add(1, std::memory_order_relaxed);
+            return absl::OkStatus();
+          }
+          const int64_t late_ns = now - absl::ToUnixNanos(ctx.scheduled_time);
+          r->stats.Mine().Add(late_ns / 1000, now);
+          r->fires.fetch_add(1, std::memory_order_relaxed);
           return absl::OkStatus();
         });
     if (!s.ok()) return Fail("timers", s);
-    if (absl::GetCurrentTimeNanos() > due[i]) ++due_before_add;
+    if (absl::GetCurrentTimeNanos() > due) ++due_before_add;
   }
   const double insert_s = SecondsSince(insert_start);
 
-  const int64_t last_due = *std::max_element(due.begin(), due.end());
+  std::atomic<int64_t>& fires = record.fires;
   WaitUntil(absl::FromUnixNanos(last_due) + absl::Seconds(args.Int("grace-s")),
             [&] { return fires.load() >= n; });
   const double cpu_s = ProcessCpuSeconds() - cpu_start;
   (*scheduler)->Shutdown(absl::ZeroDuration());
 
-  std::vector<double> late_ms;
-  late_ms.reserve(n);
-  int64_t first_fire = INT64_MAX, last_fire = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t f = fired[i].load();
-    if (f == 0) continue;
-    late_ms.push_back(static_cast<double>(f - due[i]) * 1e-6);
-    first_fire = std::min(first_fire, f);
-    last_fire = std::max(last_fire, f);
-  }
-  const int64_t count = static_cast<int64_t>(late_ms.size());
+  const FireStats::Local all = record.stats.Merged();
+  const int64_t first_fire = all.first_ns, last_fire = all.last_ns;
+  const int64_t count = all.late.count();
   const double fire_span_s =
       count > 0 ? static_cast<double>(last_fire - first_fire) * 1e-9 : 0;
 
@@ -332,13 +337,14 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
   line["insert_per_s"] = static_cast<double>(n) / insert_s;
   line["fires"] = count;
   line["missed"] = n - count;
+  line["extra"] = record.extra.load();
   line["due_before_add"] = due_before_add;
   line["fire_span_s"] = fire_span_s;
   line["fires_per_s"] =
       fire_span_s > 0 ? static_cast<double>(count) / fire_span_s : 0;
   line["drain_lag_s"] =
       count > 0 ? static_cast<double>(last_fire - last_due) * 1e-9 : 0;
-  AddLateness(late_ms, line);
+  AddLateness(all.late, line);
   line["cpu_s"] = cpu_s;
   line["max_rss_mb"] = MaxRssMb();
   out << line.dump() << std::endl;
@@ -370,37 +376,41 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
   if (!scheduler.ok()) return Fail("cron", scheduler.status());
   StatsTracer tracer(args, scheduler->get());
 
-  // late_us[k * n + i]: 1 + lateness in µs of job i's fire for second W0 + k
-  // (0 = not fired). Second-major: a second's fires, which start in job
-  // order, write neighbouring words (job-major, each one was a cache miss of
-  // its own, ~10% of an attempt's cost on the workers). W0 is known only
-  // once registration ends; until then w0_s is INT64_MAX and every fire
-  // falls outside the window.
-  auto late_us = std::make_unique<std::atomic<int64_t>[]>(n * duration);
-  std::atomic<int64_t> w0_s{INT64_MAX};
-  std::atomic<int64_t> extra{0};
-  std::atomic<int64_t> early{0};  // started before their scheduled time
+  // What the job bodies share; each captures a pointer to it and its index
+  // (small enough for std::function to hold without an allocation). Bit
+  // k * n + i of `ran`: job i's fire for second W0 + k ran. Second-major: a
+  // second's fires, which start in job order, touch neighbouring words. W0
+  // is known only once registration ends; until then w0_s is INT64_MAX and
+  // every fire falls outside the window.
+  struct Record {
+    int64_t n;
+    int64_t duration;
+    FireBits ran;
+    FireStats stats;
+    std::atomic<int64_t> w0_s{INT64_MAX};
+    std::atomic<int64_t> extra{0};  // a (job, second) that ran twice
+    std::atomic<int64_t> early{0};  // started before their scheduled time
+  } record{n, duration, FireBits(n * duration)};
 
   const SteadyClock::time_point register_start = SteadyClock::now();
   for (int64_t i = 0; i < n; ++i) {
     JobSpec spec = BenchSpec(absl::StrCat("c", i));
     spec.trigger.expression = "* * * * * *";
     spec.trigger.dialect = cron::Dialect::kSeconds;
-    std::atomic<int64_t>* column = &late_us[i];
     absl::Status s =
-        (*scheduler)
-            ->AddJob(spec, [column, n, duration, &w0_s, &extra,
-                            &early](const AttemptContext& ctx) {
-              const int64_t now = absl::GetCurrentTimeNanos();
-              const int64_t due = absl::ToUnixNanos(ctx.scheduled_time);
-              const int64_t k = due / 1'000'000'000 - w0_s.load();
-              if (k < 0 || k >= duration) return absl::OkStatus();
-              if (now < due) early.fetch_add(1, std::memory_order_relaxed);
-              const int64_t value = 1 + std::max<int64_t>(now - due, 0) / 1000;
-              if (column[k * n].exchange(value, std::memory_order_relaxed) != 0)
-                extra.fetch_add(1, std::memory_order_relaxed);
-              return absl::OkStatus();
-            });
+        (*scheduler)->AddJob(spec, [r = &record, i](const AttemptContext& ctx) {
+          const int64_t now = absl::GetCurrentTimeNanos();
+          const int64_t due = absl::ToUnixNanos(ctx.scheduled_time);
+          const int64_t k = due / 1'000'000'000 - r->w0_s.load();
+          if (k < 0 || k >= r->duration) return absl::OkStatus();
+          if (now < due) r->early.fetch_add(1, std::memory_order_relaxed);
+          if (r->ran.Mark(k * r->n + i)) {
+            r->extra.fetch_add(1, std::memory_order_relaxed);
+            return absl::OkStatus();
+          }
+          r->stats.Mine().Add(std::max<int64_t>(now - due, 0) / 1000, now, k);
+          return absl::OkStatus();
+        });
     if (!s.ok()) return Fail("cron", s);
   }
   const double register_s = SecondsSince(register_start);
@@ -411,7 +421,7 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
   const int64_t w0 = args.Int("w0") != 0
                          ? args.Int("w0")
                          : absl::ToUnixSeconds(absl::Now()) + 1 + 2;
-  w0_s.store(w0);
+  record.w0_s.store(w0);
 
   // CPU over the measured window, then time for its last fires to arrive.
   WaitUntil(absl::FromUnixSeconds(w0), [] { return false; });
@@ -422,35 +432,43 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
                 absl::Seconds(args.Int("settle-s")),
             [] { return false; });
   (*scheduler)->Shutdown(absl::ZeroDuration());
+  const FireStats::Local all = record.stats.Merged();
   if (const std::string& path = args.String("fired-file"); !path.empty()) {
-    // n * duration little-endian int64s, job-major (job i's second k at
-    // i * duration + k): 1 + lateness in µs, 0 = not here.
+    // n * duration bytes, job-major (job i's second k at i * duration + k):
+    // 1 = ran here, 0 = not. The lateness goes in the line (late_hist).
     std::ofstream f(path, std::ios::binary);
+    std::vector<char> row(duration);
     for (int64_t i = 0; i < n; ++i) {
-      for (int64_t k = 0; k < duration; ++k) {
-        const int64_t v = late_us[k * n + i].load();
-        f.write(reinterpret_cast<const char*>(&v), sizeof v);
-      }
+      for (int64_t k = 0; k < duration; ++k)
+        row[k] = record.ran.Test(k * n + i) ? 1 : 0;
+      f.write(row.data(), duration);
     }
   }
-
-  std::vector<double> late_ms;
-  late_ms.reserve(n * duration);
-  for (int64_t j = 0; j < n * duration; ++j) {
-    const int64_t v = late_us[j].load();
-    if (v != 0) late_ms.push_back(static_cast<double>(v - 1) * 1e-3);
-  }
-  const int64_t fires = static_cast<int64_t>(late_ms.size()) + extra.load();
+  const int64_t ran = record.ran.Count();
+  const int64_t extra = record.extra.load();
   nlohmann::json line = Header("cron", n, args);
   line["register_s"] = register_s;
   line["config"]["start_after_register"] = start_after_register;
   line["duration_s"] = duration;
-  line["fires"] = fires;
+  line["fires"] = ran + extra;
   line["expected"] = n * duration;
-  line["missed"] = n * duration - static_cast<int64_t>(late_ms.size());
-  line["extra"] = extra.load();
-  line["early"] = early.load();
-  AddLateness(late_ms, line);
+  line["missed"] = n * duration - ran;
+  line["extra"] = extra;
+  line["early"] = record.early.load();
+  AddLateness(all.late, line);
+  // Each second's latest fire: a p99 over the window is decided by its
+  // slowest second or two.
+  nlohmann::json by_second = nlohmann::json::array();
+  for (int64_t us : all.slot_max_us)
+    by_second.push_back(static_cast<double>(us / 10) * 1e-2);
+  line["late_max_ms_by_second"] = std::move(by_second);
+  if (!args.String("fired-file").empty()) {
+    // The lateness histogram's non-empty buckets, [upper edge µs, count].
+    nlohmann::json hist = nlohmann::json::array();
+    for (const auto& [edge, count] : all.late.Buckets())
+      hist.push_back({edge, count});
+    line["late_hist"] = std::move(hist);
+  }
   line["cpu_window_s"] = cpu_window_s;
   line["max_rss_mb"] = MaxRssMb();
   line["lease_lost"] = lease_lost.load();

@@ -193,19 +193,17 @@ void Plan::FlushPersist(PersistAction persist, Now now, Output* out) {
   }
   persist.batch = next_batch_++;
   persist.token = options_.token;
-  in_flight_.emplace(persist.batch, persist);
+  in_flight_.insert(persist.batch);
   out->actions.push_back(std::move(persist));
 }
 
 void Plan::OnPersisted(const PersistedEvent& e, Now now, Output* out) {
-  auto node = in_flight_.extract(e.batch);
-  if (node.empty()) return;  // a duplicate answer
+  if (in_flight_.erase(e.batch.batch) == 0) return;  // a duplicate answer
   // A burst (a bulk load: one batch per job added) leaves a large table
   // behind; an idle scheduler keeps only a small one.
   if (in_flight_.empty() && in_flight_.capacity() > 1024) in_flight_ = {};
-  PersistAction& batch = node.mapped();
   if (e.status.ok()) {
-    for (const PersistAction::Claim& claim : batch.claims) {
+    for (const PersistAction::Claim& claim : e.batch.claims) {
       auto it = runs_.find(claim.run);
       if (it == runs_.end() || it->second->state != RunState::kClaiming)
         continue;
@@ -216,6 +214,8 @@ void Plan::OnPersisted(const PersistedEvent& e, Now now, Output* out) {
     }
     return;
   }
+  // Refused or failed (rare): what follows works on a copy of the batch.
+  PersistAction batch = e.batch;
   if (e.status.code() == absl::StatusCode::kFailedPrecondition) {
     // Fenced: another scheduler owns these jobs now. Nothing was written; these
     // runs never happen here, and the owner decides the fires' fate.
@@ -286,7 +286,7 @@ void Plan::OnTimer(const wheel::TimingWheel::Expired& e, Now now,
     std::vector<PersistAction> resend;
     resend.swap(to_resend_);
     for (PersistAction& batch : resend) {
-      in_flight_.emplace(batch.batch, batch);
+      in_flight_.insert(batch.batch);
       out->actions.push_back(std::move(batch));
     }
     return;

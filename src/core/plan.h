@@ -198,7 +198,10 @@ struct Output {
 // --- Events: what happened outside. ---
 
 struct PersistedEvent {
-  uint64_t batch = 0;
+  // The PersistAction answered, handed back whole (its `batch` names it): the
+  // Plan keeps no copy of a batch it sent, only its number, and reads the
+  // claims, or re-sends the batch, from here.
+  PersistAction batch;
   // OK: all claims and records are durable. FailedPrecondition: fenced --
   // another scheduler holds the lease; nothing was written. AlreadyExists: a
   // FireKey of the batch was claimed before by another run; nothing was written
@@ -669,9 +672,10 @@ class Plan {
   RunId next_run_;
   RunId run_id_end_;  // PlanOptions::run_id_end, then each range's end
   uint64_t next_batch_ = 1;
-  // Persist batches sent and not yet answered; failed ones wait for a retry
-  // timer.
-  absl::flat_hash_map<uint64_t, PersistAction> in_flight_;
+  // The numbers of the persist batches sent and not yet answered (each
+  // comes back whole in its PersistedEvent); failed ones wait in to_resend_
+  // for a retry timer.
+  absl::flat_hash_set<uint64_t> in_flight_;
   std::vector<PersistAction> to_resend_;
   bool persist_timer_armed_ = false;
   bool stop_starting_ = false;  // StopStarting

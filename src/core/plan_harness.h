@@ -135,7 +135,7 @@ class Harness {
                           ":", m.range.count);
         }
         log_.push_back(line);
-        acks.push_back({p->batch, absl::OkStatus()});
+        acks.push_back({std::move(*p), absl::OkStatus()});
       } else if (auto* s = std::get_if<StartAttemptAction>(&a)) {
         log_.push_back(absl::StrCat(Clock(), " start ", s->fire.ToString(),
                                     " #", s->attempt));

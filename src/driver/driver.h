@@ -5,8 +5,9 @@
 // How the driver carries out each action of the Plan (src/core/plan.h):
 //   - PersistAction: handed to the store writer (store_writer.h: its own
 //     thread, writes in order, merges neighbours into one store call); once
-//     durable (or refused) the Plan gets a PersistedEvent with the store's
-//     answer, and the batch's missed and skipped records become RunEvents.
+//     durable (or refused) the Plan gets the batch back in a PersistedEvent
+//     with the store's answer, and the batch's missed and skipped records
+//     become RunEvents.
 //   - StartAttemptAction: the job's function (the one registered by the latest
 //     AddJob; a removed job's running attempt keeps its own) runs on a worker
 //     through the interceptor chain, with a fresh cancelled flag; started_at

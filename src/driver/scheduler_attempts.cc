@@ -160,7 +160,7 @@ void SchedulerImpl::Dispatch(std::shared_ptr<AttemptBatch> batch) {
         // left the caches: ~400 B each, with the job's function elsewhere on
         // the heap. Ask for the attempt twice as far on, and for the
         // function of the one a few indices on (in the cache by now), while
-        // this one runs (the workers take indices in order).
+        // this one runs (a worker takes its chunk's indices in order).
         if (const size_t far = i + 2 * kPrefetchAhead; far < batch->size()) {
           const char* record = reinterpret_cast<const char*>((*batch)[far]);
           for (size_t at = 0; at < sizeof(Attempt); at += 64)

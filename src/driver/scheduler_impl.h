@@ -239,10 +239,9 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   // Frees what no run owns once the threads are gone: attempts taken back
   // before they were handed over, and those given back but not yet taken.
   void FreeUnowned();
-  // Without a store: a batch is acknowledged at once (its PersistedEvent
-  // joins `acks`, which CarryOut hands to the Plan).
-  void Acknowledge(const core::PersistAction& batch,
-                   std::vector<core::Event>& acks);
+  // Without a store: a batch is acknowledged at once (moved into its
+  // PersistedEvent, which joins `acks`, which CarryOut hands to the Plan).
+  void Acknowledge(core::PersistAction& batch, std::vector<core::Event>& acks);
   // Writes what is queued and releases the lease (no-op without a store).
   void StopWriting();
   // The lease is lost (LeaseKeeper, or a write refused as fenced): once,

@@ -278,7 +278,7 @@ void SchedulerImpl::OnWritten(std::vector<StoreWriter::Completion> done) {
                    static_cast<unsigned long long>(p.batch.batch),
                    p.status.ToString().c_str());
     }
-    persisted.emplace_back(core::PersistedEvent{p.batch.batch, p.status});
+    persisted.emplace_back(core::PersistedEvent{std::move(p.batch), p.status});
   }
   tell_plan();
 }
@@ -306,14 +306,14 @@ void SchedulerImpl::RecordTransition(core::TransitionAction& t) {
                 clock_.Now(), t.fire});
 }
 
-void SchedulerImpl::Acknowledge(const core::PersistAction& batch,
+void SchedulerImpl::Acknowledge(core::PersistAction& batch,
                                 std::vector<core::Event>& acks) {
   if (options_.on_run_event) {
     const absl::Time at = clock_.Now();
     for (const core::PersistAction::Missed& m : batch.missed)
       Emit(MissedEvent(m, at));
   }
-  acks.emplace_back(core::PersistedEvent{batch.batch, absl::OkStatus()});
+  acks.emplace_back(core::PersistedEvent{std::move(batch), absl::OkStatus()});
 }
 
 void SchedulerImpl::BeginShutdown(absl::Duration grace) {

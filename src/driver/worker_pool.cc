@@ -7,7 +7,7 @@
 
 namespace chime::driver {
 
-WorkerPool::WorkerPool(int threads) {
+WorkerPool::WorkerPool(int threads) : size_(std::max(threads, 1)) {
   if (threads < 1) {
     std::fprintf(stderr,
                  "chime::driver::WorkerPool: %d threads; need at least 1\n",
@@ -31,8 +31,15 @@ bool WorkerPool::Submit(std::function<void()> task) {
 }
 
 bool WorkerPool::SubmitBatch(size_t n, std::function<void(size_t)> run) {
+  if (n >= (size_t{1} << 31)) {
+    std::fprintf(stderr, "chime::driver::WorkerPool: a batch of %zu tasks\n",
+                 n);
+    std::abort();
+  }
   auto batch = std::make_shared<Batch>();
   batch->n = n;
+  batch->chunk = std::clamp<size_t>(n / (4 * size_), 1, kMaxChunk);
+  batch->chunks = std::make_unique<Chunk[]>(size_);
   batch->run = std::move(run);
   // Normally null: WaitLastBatchTaken freed it. Freed after the lock, once
   // the new batch can be taken.
@@ -117,15 +124,35 @@ void WorkerPool::Work(int index) {
       task();
       continue;
     }
-    for (size_t i = batch->next.fetch_add(1); i < batch->n;
-         i = batch->next.fetch_add(1)) {
-      if (i == batch->n - 1) {
+    Chunk& mine = batch->chunks[index];
+    for (size_t b = batch->next.fetch_add(batch->chunk); b < batch->n;
+         b = batch->next.fetch_add(batch->chunk)) {
+      const size_t e = std::min(batch->n, b + batch->chunk);
+      if (e == batch->n) {
         std::lock_guard<std::mutex> lock(batch->taken_mu);
         batch->taken = true;
         batch->taken_cv.notify_all();
       }
-      batch->run(i);
+      mine.range.store((uint64_t{e} << 32) | b);
+      RunChunk(*batch, mine);
     }
+    // What the others have yet to run of their chunks (one may be held up
+    // by a long task). A chunk published after this look is run by its
+    // owner.
+    for (size_t k = 1; k < size_; ++k)
+      RunChunk(*batch, batch->chunks[(index + k) % size_]);
+  }
+}
+
+void WorkerPool::RunChunk(Batch& batch, Chunk& chunk) {
+  constexpr uint64_t kLow = (uint64_t{1} << 32) - 1;
+  // Each worker that finds the chunk empty moves `next` past `end` once
+  // more: with n < 2^31, never into end's bits.
+  for (uint64_t r = chunk.range.load(); (r & kLow) < (r >> 32);
+       r = chunk.range.load()) {
+    r = chunk.range.fetch_add(1);
+    if ((r & kLow) >= (r >> 32)) return;
+    batch.run(static_cast<size_t>(r & kLow));
   }
 }
 

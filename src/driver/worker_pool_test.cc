@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace chime::driver {
@@ -49,6 +50,50 @@ TEST(WorkerPool, ALongTaskOfABatchHoldsUpOnlyItsOwnWorker) {
   }));
   pool.Join();
   EXPECT_TRUE(waited);
+}
+
+TEST(WorkerPool, BatchesOfEverySizeRunEveryIndexOnce) {
+  // Sizes around the chunk boundaries (n / (4 * workers), at most 256).
+  for (int workers : {1, 3}) {
+    WorkerPool pool(workers);
+    for (size_t n : {size_t{1}, size_t{11}, size_t{12}, size_t{13},
+                     size_t{1023}, size_t{3072}, size_t{3073}, size_t{50001}}) {
+      std::vector<std::atomic<int>> runs(n);
+      ASSERT_TRUE(pool.SubmitBatch(n, [&](size_t i) { ++runs[i]; }));
+      ASSERT_TRUE(pool.WaitLastBatchTaken(absl::Seconds(30)));
+      // Taken is not done: wait for the last ones to run.
+      for (int spins = 0; spins < 30000; ++spins) {
+        size_t done = 0;
+        for (size_t i = 0; i < n; ++i) done += runs[i].load();
+        if (done >= n) break;
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(runs[i].load(), 1)
+            << "workers " << workers << " n " << n << " index " << i;
+    }
+    pool.Join();
+  }
+}
+
+TEST(WorkerPool, ALongTaskHoldsUpNoneOfTheRestOfItsChunk) {
+  WorkerPool pool(2);
+  // Index 0 waits until every other index has run: the rest of its chunk
+  // (1 .. 255 of 10,000) must be taken by the other worker.
+  constexpr size_t kN = 10000;
+  std::atomic<size_t> others{0};
+  std::atomic<bool> waited{false};
+  absl::Notification all_others;
+  ASSERT_TRUE(pool.SubmitBatch(kN, [&](size_t i) {
+    if (i == 0) {
+      waited = all_others.WaitForNotificationWithTimeout(absl::Seconds(10));
+      return;
+    }
+    if (++others == kN - 1) all_others.Notify();
+  }));
+  pool.Join();
+  EXPECT_TRUE(waited);
+  EXPECT_EQ(others.load(), kN - 1);
 }
 
 TEST(WorkerPool, WaitLastBatchTakenReturnsOnceEveryIndexIsTaken) {

@@ -283,7 +283,7 @@ void SimDriver::Answer(const PersistAction& p) {
     }
     if (on_durable) on_durable(p);
   }
-  events_.push_back(PersistedEvent{p.batch, status});
+  events_.push_back(PersistedEvent{p, status});
 }
 
 void SimDriver::Release() {
