@@ -115,7 +115,6 @@ class FireBits {
       n += std::popcount(words_[w].load(std::memory_order_relaxed));
     return n;
   }
-  int64_t cells() const { return cells_; }
 
  private:
   int64_t cells_;

@@ -33,9 +33,9 @@ int RunCronExpr(const std::vector<std::string>& args, std::istream& in,
 // `chime-bench timers --n N --max-delay-ms 10000 --grace-s 60 --seed 1`: adds
 // N one-shot jobs due uniformly within max-delay-ms of the start of insertion,
 // waits until all fired or grace-s after the last due time. Answers insert_s,
-// insert_per_s, fires, missed (N - fires), due_before_add (jobs already due
-// when their AddJob returned: chime drops a one-shot trigger in the past, so
-// these are among the missed), fire_span_s, fires_per_s, drain_lag_s (last
+// insert_per_s, fires, missed (N - fires), extra (a job that fired twice),
+// due_before_add (jobs already due when their AddJob returned: they run late,
+// among the late fires), fire_span_s, fires_per_s, drain_lag_s (last
 // fire - last due time), late_p50_ms, late_p99_ms, late_max_ms (fire instant -
 // due time) and cpu_s (process CPU from insertion to the end).
 int RunTimers(const std::vector<std::string>& args, std::ostream& out);
