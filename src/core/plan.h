@@ -561,6 +561,9 @@ class Plan {
   Run& NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
               PersistAction* persist);
   void SetJitter(Job& job, Run& run, Now now);
+  // The run's fire identity: a run keeps its generation and time, the key is
+  // its job's (whose record outlives its runs: FreeSlotIfDone).
+  FireKey FireOf(const Run& run) const;
   // Recovery: OK if none of `resume`'s runs has a RunId in use or given
   // twice; AlreadyExists otherwise.
   absl::Status CheckTakeOver(const Resume& resume) const;

@@ -17,7 +17,7 @@ absl::Status Plan::CheckInvariants() const {
     const std::string name = job->key.ToString();
     int not_held = 0;
     size_t held = 0;
-    for (RunId id : job->runs()) {
+    for (RunId id : job->runs) {
       auto it = runs_.find(id);
       if (it == runs_.end() || it->second->job_slot != slot) {
         return absl::InternalError(
@@ -26,7 +26,7 @@ absl::Status Plan::CheckInvariants() const {
       }
       it->second->held ? ++held : ++not_held;
     }
-    runs_in_jobs += job->runs().size();
+    runs_in_jobs += job->runs.size();
     if (not_held != job->active) {
       return absl::InternalError(absl::StrCat(
           "job ", name, " counts ", job->active, " active runs but has ",
@@ -57,13 +57,13 @@ absl::Status Plan::CheckInvariants() const {
                         run.timer_armed || run.unstage != UnstageWhy::kNone;
     if (startable && !moving) {
       return absl::InternalError(absl::StrCat(
-          "run ", id, " (", run.fire.ToString(), ") is ",
+          "run ", id, " (", FireOf(run).ToString(), ") is ",
           RunStateName(run.state),
           " with nothing to start it: not queued, staged, buffered or timed"));
     }
     if (run.state == RunState::kRetrying && !run.timer_armed) {
       return absl::InternalError(absl::StrCat("run ", id, " (",
-                                              run.fire.ToString(),
+                                              FireOf(run).ToString(),
                                               ") is retrying with no timer"));
     }
   }

@@ -77,12 +77,15 @@ Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
     run_id_end_ = end;
   }
   run->id = next_run_++;
-  run->fire = FireKey{job.key, job.generation, scheduled, manual};
+  run->generation = job.generation;
+  run->scheduled_time = scheduled;
+  run->manual = manual;
   run->job_slot = job.slot;
   Run& r = *run;
   runs_.emplace(r.id, std::move(run));
-  job.Go().runs.push_back(r.id);
-  persist->claims.push_back({r.fire, r.id, r.job_slot});
+  job.runs.push_back(r.id);
+  persist->claims.push_back(
+      {FireKey{job.key, job.generation, scheduled, manual}, r.id, r.job_slot});
   ++counters_.fires_run;
   SetJitter(job, r, now);
   return r;
@@ -127,7 +130,7 @@ void Plan::DecideFire(Job& job, absl::Time scheduled, Now now,
           FinishRun(*runs_.at(job.buffered().front()), RunState::kCancelled,
                     "replaced by a newer fire", now, out);
         }
-        for (RunId id : std::vector<RunId>(job.runs())) {
+        for (RunId id : Job::RunIds(job.runs)) {
           Run& old = *runs_.at(id);
           if (old.held) continue;
           if (old.state != RunState::kRunning) {
@@ -189,9 +192,9 @@ absl::Time Plan::DecideHorizon(const Job& job, absl::Time now) const {
 
 void Plan::CancelDecidedAhead(Job& job, absl::string_view why, Now now,
                               Output* out) {
-  for (RunId id : std::vector<RunId>(job.runs())) {
+  for (RunId id : Job::RunIds(job.runs)) {
     Run& run = *runs_.at(id);
-    if (run.fire.manual || run.held || run.fire.scheduled_time <= now.wall ||
+    if (run.manual || run.held || run.scheduled_time <= now.wall ||
         run.state == RunState::kRunning) {
       continue;
     }

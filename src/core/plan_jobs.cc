@@ -41,7 +41,7 @@ void Plan::ReleasePolicy(const Policy* policy) {
 
 void Plan::FreeSlotIfDone(uint32_t slot) {
   const std::unique_ptr<Job>& job = job_slots_[slot];
-  if (job == nullptr || !job->removed || !job->runs().empty()) return;
+  if (job == nullptr || !job->removed || !job->runs.empty()) return;
   ReleasePolicy(job->policy);
   job_slots_[slot].reset();
   free_job_slots_.push_back(slot);
@@ -189,7 +189,7 @@ absl::Status Plan::RemoveJob(const JobKey& key, Now now, Output* out,
   retired_generations_[key] = job.generation;
   jobs_.erase(key);
   const uint32_t slot = job.slot;
-  for (RunId id : std::vector<RunId>(job.runs())) {
+  for (RunId id : Job::RunIds(job.runs)) {
     Run& run = *runs_.at(id);
     if (run.state == RunState::kRunning) continue;
     if (unstarted == Unstarted::kRelease) {

@@ -10,8 +10,10 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "src/core/plan.h"
 
 namespace chime::core {
@@ -23,13 +25,12 @@ namespace chime::core {
 // idle most of the time, so what only a job with runs needs is behind one
 // pointer that idle jobs leave null.
 struct Plan::Job {
-  // What a job with unfinished runs, or with a manual fire, keeps.
+  // What a job with buffered runs, or with a manual fire, keeps.
   struct Going {
     // Claimed runs waiting for the active one to finish, oldest first. A
     // vector: it is short (max_buffered), and an empty std::deque costs ~600
     // bytes.
     std::vector<RunId> buffered;
-    std::vector<RunId> runs;  // every unfinished run of this job
     absl::Time last_manual =
         absl::InfinitePast();  // scheduled time of the newest manual fire
   };
@@ -47,11 +48,12 @@ struct Plan::Job {
   bool paused = false;
   bool timer_armed = false;
   bool removed = false;
-  std::unique_ptr<Going> going;  // null: no unfinished run, no manual fire
+  // Every unfinished run of this job; inline: most jobs have none or one,
+  // and a job firing every second would otherwise allocate for each.
+  using RunIds = absl::InlinedVector<RunId, 1>;
+  RunIds runs;
+  std::unique_ptr<Going> going;  // null: no buffered run, no manual fire
 
-  const std::vector<RunId>& runs() const {
-    return going == nullptr ? NoRuns() : going->runs;
-  }
   const std::vector<RunId>& buffered() const {
     return going == nullptr ? NoRuns() : going->buffered;
   }
@@ -64,7 +66,7 @@ struct Plan::Job {
   }
   // Drops `going` once it holds nothing.
   void Settle() {
-    if (going != nullptr && going->runs.empty() && going->buffered.empty() &&
+    if (going != nullptr && going->buffered.empty() &&
         going->last_manual == absl::InfinitePast())
       going.reset();
   }
@@ -85,30 +87,55 @@ inline bool Plan::SlotEq::operator()(uint32_t slot, const JobKey& key) const {
 }
 
 struct Plan::Run {
+  // Kept small and free of the job's key (FireOf builds the FireKey): a
+  // second's fires of 100,000 jobs are 100,000 runs in memory at once.
   RunId id = 0;
-  FireKey fire;
+  int64_t generation = 0;     // FireKey::generation
+  absl::Time scheduled_time;  // FireKey::scheduled_time
+  absl::Time start_wall;      // when it should start: scheduled time + jitter
+  MonoTime first_start;  // when the first attempt started (max_retry_duration)
+  MonoTime not_before;   // start_wall on the monotonic clock
+  // Why an UnstageAction was sent (the cancel's reason); null when none.
+  std::unique_ptr<std::string> unstage_detail;
+  wheel::TimingWheel::Handle
+      timer;  // the run's one pending timer (delay, retry, timeout, kill)
   uint32_t job_slot = 0;
+  int attempt = 0;  // of the current or last attempt
   RunState state = RunState::kClaiming;
+  // Why an UnstageAction was sent, and what to do once the driver confirms.
+  UnstageWhy unstage = UnstageWhy::kNone;
+  bool manual = false;     // FireKey::manual
   bool held = false;       // buffered behind the job's active run
   bool persisted = false;  // the claim is durable
   bool resumed = false;    // a lost run taken over, not started here yet
-  int attempt = 0;         // of the current or last attempt
-  MonoTime first_start;   // when the first attempt started (max_retry_duration)
-  absl::Time start_wall;  // when it should start: scheduled time + jitter
-  MonoTime not_before;    // start_wall on the monotonic clock
   // Handed to the driver ahead of not_before (StartAttemptAction); pending
   // until the driver reports the start.
   bool staged = false;
-  // Why an UnstageAction was sent, and what to do once the driver confirms.
-  UnstageWhy unstage = UnstageWhy::kNone;
-  std::string unstage_detail;  // the cancel's reason
   bool timed_out = false;  // the current attempt was cancelled by its timeout
   bool cancel_requested = false;
-  wheel::TimingWheel::Handle
-      timer;  // the run's one pending timer (delay, retry, timeout, kill)
   bool timer_armed = false;
   bool in_queue = false;  // waiting in the ready queue
+
+  // unstage_detail's text ("" when null), taken out (leaving null) or set.
+  std::string TakeUnstageDetail() {
+    std::string detail;
+    if (unstage_detail != nullptr) detail = std::move(*unstage_detail);
+    unstage_detail.reset();
+    return detail;
+  }
+  void SetUnstageDetail(std::string detail) {
+    if (detail.empty()) {
+      unstage_detail.reset();
+    } else {
+      unstage_detail = std::make_unique<std::string>(std::move(detail));
+    }
+  }
 };
+
+inline FireKey Plan::FireOf(const Run& run) const {
+  return FireKey{job_slots_[run.job_slot]->key, run.generation,
+                 run.scheduled_time, run.manual};
+}
 
 }  // namespace chime::core
 

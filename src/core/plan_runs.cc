@@ -70,15 +70,16 @@ void Plan::TakeOver(Job& job, const Resume& resume, Now now, Output* out) {
     auto owned = std::make_unique<Run>();
     Run& run = *owned;
     run.id = o.stored->run;
-    run.fire = o.stored->fire;
+    run.generation = o.stored->fire.generation;
+    run.scheduled_time = o.stored->fire.scheduled_time;
+    run.manual = o.stored->fire.manual;
     run.job_slot = job.slot;
     run.state = o.state;
     run.persisted = true;
     run.attempt = o.stored->attempt;
     runs_.emplace(run.id, std::move(owned));
-    job.Go().runs.push_back(run.id);
-    if (o.state == RunState::kPending &&
-        run.fire.generation != job.generation) {
+    job.runs.push_back(run.id);
+    if (o.state == RunState::kPending && run.generation != job.generation) {
       ++job.active;  // (FinishRun takes it back)
       FinishRun(run, RunState::kCancelled, "schedule changed", now, out);
       continue;
@@ -115,8 +116,8 @@ void Plan::TakeOver(Job& job, const Resume& resume, Now now, Output* out) {
 void Plan::SetJitter(Job& job, Run& run, Now now) {
   // A manual fire starts now (its scheduled time may be a millisecond or two
   // later, to keep FireKeys unique); a scheduled one at its time.
-  run.start_wall = run.fire.manual ? now.wall : run.fire.scheduled_time;
-  if (job.policy->jitter > absl::ZeroDuration() && !run.fire.manual) {
+  run.start_wall = run.manual ? now.wall : run.scheduled_time;
+  if (job.policy->jitter > absl::ZeroDuration() && !run.manual) {
     // The run starts at a uniformly random point of [scheduled, scheduled +
     // jitter].
     std::uniform_int_distribution<int64_t> dist(
@@ -160,7 +161,7 @@ absl::Status Plan::CancelRunOnRequest(RunId id, std::string detail, Now now,
   }
   if (run.cancel_requested) return absl::OkStatus();
   run.cancel_requested = true;
-  run.unstage_detail = std::move(detail);  // the outcome's detail
+  run.SetUnstageDetail(std::move(detail));  // the outcome's detail
   out->actions.push_back(
       CancelAttemptAction{run.id, run.attempt, /*force=*/false});
   // A timed-out attempt has its kill timer already.
@@ -177,7 +178,7 @@ void Plan::Unstage(Run& run, UnstageWhy why, std::string detail, Output* out) {
   }
   if (why >= run.unstage) {
     run.unstage = why;
-    run.unstage_detail = std::move(detail);
+    run.SetUnstageDetail(std::move(detail));
   }
 }
 
@@ -193,11 +194,11 @@ void Plan::Transition(Run& run, RunState to, int attempt, std::string detail,
                       Output* out) {
   if (!LegalTransition(run.state, to)) {
     PlanInvariantViolated(absl::StrCat(
-        "run ", run.id, " (", run.fire.ToString(), "): illegal transition ",
+        "run ", run.id, " (", FireOf(run).ToString(), "): illegal transition ",
         RunStateName(run.state), " -> ", RunStateName(to)));
   }
   if (options_.record_transitions) {
-    out->actions.push_back(TransitionAction{run.id, run.fire, run.state, to,
+    out->actions.push_back(TransitionAction{run.id, FireOf(run), run.state, to,
                                             attempt, std::move(detail)});
   }
   run.state = to;
@@ -224,12 +225,12 @@ void Plan::EnqueueReady(Run& run, Now now) {
   DisarmRunTimer(run);  // re-timed after a clock step: its delay is over
   const Job& job = *job_slots_[run.job_slot];
   ready_.Push(ReadyRun{run.id, job.key.name_space, job.policy->priority,
-                       run.fire.scheduled_time});
+                       run.scheduled_time});
   run.in_queue = true;
   // A fire whose job says "skip" rather than run late must not wait for a
   // slot past its misfire threshold either. (Manual fires, retries and
   // resumed runs wait as long as it takes.)
-  if (ready_.MayHoldBack() && run.attempt == 0 && !run.fire.manual &&
+  if (ready_.MayHoldBack() && run.attempt == 0 && !run.manual &&
       run.state == RunState::kPending &&
       job.policy->misfire.action == MisfireAction::kSkip &&
       job.policy->misfire.threshold != absl::InfiniteDuration()) {
@@ -240,8 +241,8 @@ void Plan::EnqueueReady(Run& run, Now now) {
 MonoTime Plan::DeadlineOf(const Run& run, const Job& job) const {
   // The first instant at which it is late beyond the threshold, on the
   // monotonic clock.
-  const absl::Time late = run.fire.scheduled_time +
-                          job.policy->misfire.threshold + absl::Milliseconds(1);
+  const absl::Time late = run.scheduled_time + job.policy->misfire.threshold +
+                          absl::Milliseconds(1);
   return MonoTime::FromSinceOrigin(late - absl::UnixEpoch() - timeline_);
 }
 
@@ -254,16 +255,16 @@ void Plan::OnStartDeadline(Run& run, Now now, PersistAction* persist,
   if (job.policy->misfire.action != MisfireAction::kSkip ||
       threshold == absl::InfiniteDuration())
     return;
-  if (now.wall - run.fire.scheduled_time <= threshold) {
+  if (now.wall - run.scheduled_time <= threshold) {
     // The wall clock was stepped back meanwhile: not late yet.
     ArmRunTimer(
         run, TimerKind::kStartDeadline,
         std::max(DeadlineOf(run, job), now.mono + absl::Milliseconds(1)));
     return;
   }
-  const absl::Time t = run.fire.scheduled_time;
+  const absl::Time t = run.scheduled_time;
   AddMissed(job, MissedRange{t, t, 1, false, MissReason::kQuota}, persist,
-            run.fire.generation);
+            run.generation);
   FinishRun(run, RunState::kCancelled,
             absl::StrCat("not started within the misfire threshold (",
                          absl::FormatDuration(threshold), "): ",
@@ -282,7 +283,7 @@ Plan::Job* Plan::DropRun(Run& run) {
   } else {
     --job.active;
   }
-  std::vector<RunId>& runs = job.Go().runs;
+  Job::RunIds& runs = job.runs;
   runs.erase(std::find(runs.begin(), runs.end(), run.id));
   job.Settle();
   runs_.erase(run.id);  // `run` is gone from here on
@@ -332,14 +333,14 @@ void Plan::StartReady(Now now, Output* out) {
     if (run.not_before > now.mono) {
       // Staged: the driver starts it at its time and tells us.
       run.staged = true;
-      out->actions.push_back(StartAttemptAction{run.id, run.fire, run.attempt,
-                                                options_.token, run.not_before,
-                                                /*staged=*/true, run.job_slot});
+      out->actions.push_back(StartAttemptAction{
+          run.id, FireOf(run), run.attempt, options_.token, run.not_before,
+          /*staged=*/true, run.job_slot});
       continue;
     }
     Transition(run, RunState::kRunning, run.attempt, "", out);
     out->actions.push_back(StartAttemptAction{
-        run.id, run.fire, run.attempt, options_.token, now.mono,
+        run.id, FireOf(run), run.attempt, options_.token, now.mono,
         /*staged=*/false, run.job_slot, /*durable_first=*/run.resumed});
     BeginAttempt(run, now);
   }
@@ -368,10 +369,9 @@ void Plan::OnAttemptStarted(const AttemptStartedEvent& e, Now now,
     // (a removed job's running attempt runs to completion) -- unless the
     // cancel was requested for this run: then the attempt is cancelled.
     const bool cancel = run.cancel_requested;
-    std::string detail = std::move(run.unstage_detail);
+    std::string detail = run.TakeUnstageDetail();
     run.staged = false;
     run.unstage = UnstageWhy::kNone;
-    run.unstage_detail.clear();
     Transition(run, RunState::kRunning, run.attempt, "", out);
     BeginAttempt(run, now);
     if (cancel) {
@@ -388,8 +388,7 @@ void Plan::OnUnstaged(Run& run, Now now, Output* out) {
   const UnstageWhy why = run.unstage;
   run.unstage = UnstageWhy::kNone;
   if (why == UnstageWhy::kCancel) {
-    FinishRun(run, RunState::kCancelled, std::move(run.unstage_detail), now,
-              out);
+    FinishRun(run, RunState::kCancelled, run.TakeUnstageDetail(), now, out);
     return;
   }
   if (why == UnstageWhy::kRelease) {
@@ -428,8 +427,8 @@ void Plan::OnAttemptFinished(const AttemptFinishedEvent& e, Now now,
     // A cancel on request says so (CancelRunOnRequest), with what the
     // attempt reported.
     std::string detail = e.detail.empty() ? "cancelled" : e.detail;
-    if (run.cancel_requested && !run.unstage_detail.empty())
-      detail = absl::StrCat(run.unstage_detail, ": ", detail);
+    if (run.cancel_requested && run.unstage_detail != nullptr)
+      detail = absl::StrCat(*run.unstage_detail, ": ", detail);
     return FinishRun(run, RunState::kCancelled, std::move(detail), now, out);
   }
   const RetryPolicy& retry = job.policy->retry;

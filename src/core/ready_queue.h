@@ -58,9 +58,10 @@
 // run holds a string.
 // A removed run's entry stays behind as a tombstone until it reaches the
 // front of its FIFO lane or heap, or the namespace's entries are compacted
-// (when its tombstones outnumber its pending runs). A rate-limited namespace keeps the times of its
-// last N starts. Known limits: namespaces are never forgotten (each costs a few
-// hundred bytes); the hash map does not shrink after a burst.
+// (when its tombstones outnumber its pending runs). A rate-limited namespace
+// keeps the times of its last N starts. Known limits: namespaces are never
+// forgotten (each costs a few hundred bytes); the hash map does not shrink
+// after a burst.
 //
 // Thread-safety: not thread-safe. The scheduler thread owns its queue.
 #ifndef CHIME_SRC_CORE_READY_QUEUE_H_

@@ -260,6 +260,15 @@ bool SchedulerImpl::LeaseHeld(uint32_t shard) const {
 }
 
 void SchedulerImpl::OnAttemptsFinished(const std::vector<Attempt*>& ended) {
+  // In slices: a second's 100,000 results as one vector of events would be
+  // ~10 MB more at the moment every attempt record is still in memory.
+  constexpr size_t kSlice = 1024;
+  for (size_t i = 0; i < ended.size(); i += kSlice) {
+    OnAttemptsFinished(absl::MakeConstSpan(ended).subspan(i, kSlice));
+  }
+}
+
+void SchedulerImpl::OnAttemptsFinished(absl::Span<Attempt* const> ended) {
   std::vector<core::Event> events;
   events.reserve(ended.size());
   for (Attempt* a : ended) {

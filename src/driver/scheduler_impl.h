@@ -33,6 +33,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "chime/clock.h"
 #include "chime/job.h"
 #include "chime/scheduler.h"
@@ -236,6 +237,7 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   // Attempts given back (TakeResults): tells the Plan how those that ran
   // ended, and frees them all.
   void OnAttemptsFinished(const std::vector<Attempt*>& ended);
+  void OnAttemptsFinished(absl::Span<Attempt* const> ended);  // one slice
   // Frees what no run owns once the threads are gone: attempts taken back
   // before they were handed over, and those given back but not yet taken.
   void FreeUnowned();

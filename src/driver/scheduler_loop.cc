@@ -202,34 +202,39 @@ void SchedulerImpl::CarryOut() {
   // Carrying out an action may queue more (an answer given at once): they
   // are carried out in this loop too, in order. Without a store, the
   // batches met on the way are acknowledged together when the queue runs
-  // dry (one Plan step for all, e.g. a burst of added jobs).
+  // dry (one Plan step for all, e.g. a burst of added jobs); what the Plan
+  // says to that goes into an emptied queue, so that a chain of steps (the
+  // Plan taking its next slice of due timers) does not keep every action
+  // carried out before it: that was a second's 100,000 actions, ~21 MB.
   std::vector<core::Event> acks;
-  for (size_t i = 0; i < todo_.size(); ++i) {
-    core::Action action = std::move(todo_[i]);
-    if (auto* p = std::get_if<core::PersistAction>(&action)) {
-      if (writer_ != nullptr) {
-        writer_->Persist(std::move(*p));
-      } else {
-        Acknowledge(*p, acks);
+  while (!todo_.empty()) {
+    for (size_t i = 0; i < todo_.size(); ++i) {
+      core::Action action = std::move(todo_[i]);
+      if (auto* p = std::get_if<core::PersistAction>(&action)) {
+        if (writer_ != nullptr) {
+          writer_->Persist(std::move(*p));
+        } else {
+          Acknowledge(*p, acks);
+        }
+      } else if (const auto* s =
+                     std::get_if<core::StartAttemptAction>(&action)) {
+        StartAttempt(*s);
+      } else if (const auto* c =
+                     std::get_if<core::CancelAttemptAction>(&action)) {
+        CancelAttempt(*c);
+      } else if (auto* t = std::get_if<core::TransitionAction>(&action)) {
+        RecordTransition(*t);
+      } else if (const auto* u = std::get_if<core::UnstageAction>(&action)) {
+        Unstage(*u);
       }
-    } else if (const auto* s = std::get_if<core::StartAttemptAction>(&action)) {
-      StartAttempt(*s);
-    } else if (const auto* c =
-                   std::get_if<core::CancelAttemptAction>(&action)) {
-      CancelAttempt(*c);
-    } else if (auto* t = std::get_if<core::TransitionAction>(&action)) {
-      RecordTransition(*t);
-    } else if (const auto* u = std::get_if<core::UnstageAction>(&action)) {
-      Unstage(*u);
     }
-    if (i + 1 == todo_.size() && !acks.empty()) {
-      core::Output& out = Scratch();
-      plan_.OnEvents(acks, Now(), &out);
-      Absorb(out, true);
-      acks.clear();
-    }
+    todo_.clear();  // every action in it is carried out
+    if (acks.empty()) break;
+    core::Output& out = Scratch();
+    plan_.OnEvents(acks, Now(), &out);
+    acks.clear();
+    Absorb(out, true);
   }
-  todo_.clear();
   if (start_now_ != nullptr) Dispatch(std::move(start_now_));
   start_now_ = nullptr;
 }
