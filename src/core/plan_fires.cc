@@ -84,8 +84,7 @@ Plan::Run& Plan::NewRun(Job& job, absl::Time scheduled, bool manual, Now now,
   Run& r = *run;
   runs_.emplace(r.id, std::move(run));
   job.runs.push_back(r.id);
-  persist->claims.push_back(
-      {FireKey{job.key, job.generation, scheduled, manual}, r.id, r.job_slot});
+  persist->claims.push_back({FireOf(r), r.id, r.job_slot});
   ++counters_.fires_run;
   SetJitter(job, r, now);
   return r;

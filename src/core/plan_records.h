@@ -95,7 +95,8 @@ struct Plan::Run {
   absl::Time start_wall;      // when it should start: scheduled time + jitter
   MonoTime first_start;  // when the first attempt started (max_retry_duration)
   MonoTime not_before;   // start_wall on the monotonic clock
-  // Why an UnstageAction was sent (the cancel's reason); null when none.
+  // The reason that goes with `unstage` or a requested cancel (the outcome's
+  // detail); null when there is none (most runs: kept off the record).
   std::unique_ptr<std::string> unstage_detail;
   wheel::TimingWheel::Handle
       timer;  // the run's one pending timer (delay, retry, timeout, kill)
