@@ -1,8 +1,9 @@
 // What the chime-bench workloads record of their fires, kept small enough not
 // to weigh on the memory they measure: which fires ran, as one bit each, and
 // how late, as a histogram per recording thread (no shared cache line between
-// the workers, no lock on the way). A million fires take 125 KB of bits; a
-// thread's histogram takes 20 KB, whatever the number of fires.
+// the workers, no lock or locked instruction on the way). A million fires
+// take 125 KB of bits per recording thread; a thread's histogram takes 20 KB,
+// whatever the number of fires.
 #ifndef CHIME_BENCH_FIRE_RECORD_H_
 #define CHIME_BENCH_FIRE_RECORD_H_
 
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -91,42 +93,59 @@ class LatencyHistogram {
   int64_t max_ = 0;
 };
 
-// Which of `cells` fires ran: Mark sets a cell's bit and tells whether it was
-// already set (the fire ran twice). Thread-safe.
+// Which of `cells` fires ran, a bit each: Mark sets a cell's bit and tells
+// whether it was already set (the fire ran twice). Not thread-safe: each
+// recording thread marks its own (FireStats::Local), with no locked
+// instruction per fire, and FireStats::Merged() ORs them together.
 class FireBits {
  public:
-  explicit FireBits(int64_t cells)
-      : cells_(cells),
-        words_(std::make_unique<std::atomic<uint64_t>[]>((cells + 63) / 64)) {}
+  explicit FireBits(int64_t cells = 0) : words_((cells + 63) / 64) {}
 
   // REQUIRES: 0 <= cell < cells.
   bool Mark(int64_t cell) {
     const uint64_t bit = uint64_t{1} << (cell % 64);
-    return (words_[cell / 64].fetch_or(bit, std::memory_order_relaxed) & bit) !=
-           0;
+    uint64_t& word = words_[cell / 64];
+    const bool was = (word & bit) != 0;
+    word |= bit;
+    return was;
   }
   bool Test(int64_t cell) const {
-    return (words_[cell / 64].load(std::memory_order_relaxed) >> (cell % 64)) &
-           1;
+    return (words_[cell / 64] >> (cell % 64)) & 1;
   }
   int64_t Count() const {
     int64_t n = 0;
-    for (int64_t w = 0; w < (cells_ + 63) / 64; ++w)
-      n += std::popcount(words_[w].load(std::memory_order_relaxed));
+    for (uint64_t w : words_) n += std::popcount(w);
     return n;
+  }
+  // Sets the bits set in `other` (of as many cells); returns how many of
+  // them were set here already.
+  int64_t Merge(const FireBits& other) {
+    int64_t both = 0;
+    for (size_t i = 0; i < words_.size() && i < other.words_.size(); ++i) {
+      both += std::popcount(words_[i] & other.words_[i]);
+      words_[i] |= other.words_[i];
+    }
+    return both;
   }
 
  private:
-  int64_t cells_;
-  std::unique_ptr<std::atomic<uint64_t>[]> words_;
+  std::vector<uint64_t> words_;
 };
 
-// Per-thread records of the fires' lateness and instants: Local() is the
-// calling thread's own (made on its first call). Read Merged() once the
-// recording threads are done (joined, as by Scheduler::Shutdown).
+// Per-thread records of which fires ran (of `cells`), how late and when:
+// Mine() is the calling thread's own (made on its first call: a thread that
+// records should call it before the fires it measures, as the bits are
+// allocated then). Read Merged() once the recording threads are done (joined,
+// as by Scheduler::Shutdown).
 class FireStats {
  public:
+  explicit FireStats(int64_t cells = 0) : cells_(cells) {}
+
   struct Local {
+    explicit Local(int64_t cells = 0) : ran(cells) {}
+
+    FireBits ran;
+    int64_t extra = 0;  // marks of a cell already marked (fires run twice)
     LatencyHistogram late;
     int64_t first_ns = std::numeric_limits<int64_t>::max();
     int64_t last_ns = 0;
@@ -134,6 +153,14 @@ class FireStats {
     // cron workload's window, say), for the slots Add was given.
     std::vector<int64_t> slot_max_us;
 
+    // Marks `cell` ran; true, and counted in `extra`, if it had already
+    // (on this thread: Merged() finds the cells two threads marked).
+    // REQUIRES: 0 <= cell < cells.
+    bool Mark(int64_t cell) {
+      if (!ran.Mark(cell)) return false;
+      ++extra;
+      return true;
+    }
     void Add(int64_t late_us, int64_t at_ns) {
       late.Add(late_us);
       first_ns = std::min(first_ns, at_ns);
@@ -155,17 +182,20 @@ class FireStats {
     thread_local Local* local = nullptr;
     if (owner != id_) {
       std::lock_guard<std::mutex> lock(mu_);
-      locals_.push_back(std::make_unique<Local>());
+      locals_.push_back(std::make_unique<Local>(cells_));
       local = locals_.back().get();
       owner = id_;
     }
     return *local;
   }
 
+  // All threads' records as one: a cell marked by two threads counts in
+  // `extra` as well.
   Local Merged() const {
     std::lock_guard<std::mutex> lock(mu_);
-    Local all;
+    Local all(cells_);
     for (const auto& l : locals_) {
+      all.extra += l->extra + all.ran.Merge(l->ran);
       all.late.Merge(l->late);
       all.first_ns = std::min(all.first_ns, l->first_ns);
       all.last_ns = std::max(all.last_ns, l->last_ns);
@@ -183,6 +213,7 @@ class FireStats {
     return next.fetch_add(1);
   }
 
+  const int64_t cells_;
   const uint64_t id_ = NextId();
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Local>> locals_;

@@ -87,6 +87,35 @@ TEST(FireBits, MarkTellsASecondRun) {
   EXPECT_EQ(bits.Count(), 2);
 }
 
+TEST(FireBits, MergeCountsTheCellsSetInBoth) {
+  FireBits a(130), b(130);
+  a.Mark(1);
+  a.Mark(70);
+  b.Mark(70);
+  b.Mark(129);
+  EXPECT_EQ(a.Merge(b), 1);
+  EXPECT_EQ(a.Count(), 3);
+  EXPECT_TRUE(a.Test(129));
+}
+
+TEST(FireStats, AFireMarkedTwiceOnOneThreadOrOnTwoCountsAsExtra) {
+  FireStats stats(100);
+  std::thread first([&stats] {
+    EXPECT_FALSE(stats.Mine().Mark(3));
+    EXPECT_TRUE(stats.Mine().Mark(3));  // again on the same thread
+    EXPECT_FALSE(stats.Mine().Mark(5));
+  });
+  first.join();
+  std::thread second([&stats] {
+    EXPECT_FALSE(stats.Mine().Mark(5));  // the first thread's: seen at merge
+    EXPECT_FALSE(stats.Mine().Mark(99));
+  });
+  second.join();
+  const FireStats::Local all = stats.Merged();
+  EXPECT_EQ(all.ran.Count(), 3);
+  EXPECT_EQ(all.extra, 2);
+}
+
 TEST(FireStats, EachThreadRecordsApartAndMergedSumsThem) {
   FireStats stats;
   std::vector<std::thread> threads;

@@ -48,6 +48,8 @@ const std::map<std::string, std::string> kSchedulerDefaults = {
     {"max-runs", "4096"},
     {"timeout-s", "600"},
     {"lookahead-ms", "1000"},
+    // SchedulerOptions::release_early, in microseconds.
+    {"release-early-us", "2000"},
     // none (decisions acknowledged at once), memory (store::MemoryStore,
     // bounded history), sqlite (store::SqliteStore, synced, in a temporary
     // directory removed at exit) or postgres (store::PostgresStore on a
@@ -179,6 +181,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> StartScheduler(const Args& args,
   options.max_concurrent_runs = static_cast<int>(args.Int("max-runs"));
   options.seed = 1;
   options.lookahead = absl::Milliseconds(args.Int("lookahead-ms"));
+  options.release_early = absl::Microseconds(args.Int("release-early-us"));
   absl::StatusOr<std::shared_ptr<Store>> store =
       MakeStore(args.String("store"), args.String("pg-url"));
   options.shards = static_cast<uint32_t>(args.Int("shards"));
@@ -221,6 +224,7 @@ nlohmann::json Header(const std::string& workload, int64_t n,
            {{"worker_threads", args.Int("workers")},
             {"max_concurrent_runs", args.Int("max-runs")},
             {"lookahead_ms", args.Int("lookahead-ms")},
+            {"release_early_us", args.Int("release-early-us")},
             {"store", args.String("store")},
             {"shards", args.Int("shards")},
             // The malloc tunables the run had (docs/performance.md: huge
@@ -282,7 +286,15 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
                    WithSchedulerDefaults({{"n", "10000"},
                                           {"max-delay-ms", "10000"},
                                           {"grace-s", "60"},
-                                          {"seed", "1"}}),
+                                          {"seed", "1"},
+                                          // A job's delay counts from its
+                                          // AddJob call ("add"), as a timer
+                                          // API's does (Netty's newTimeout,
+                                          // Go's AfterFunc), or from the
+                                          // start of the insertion loop
+                                          // ("start": a slow insertion then
+                                          // makes late fires by itself).
+                                          {"delay-from", "add"}}),
                    &args)) {
     return 2;
   }
@@ -295,11 +307,9 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
   // What the job bodies share; each captures a pointer to it and its index
   // (small enough for std::function to hold without an allocation).
   struct Record {
-    FireBits ran;  // bit i: job i fired
-    FireStats stats;
+    FireStats stats;  // cell i: job i fired
     std::atomic<int64_t> fires{0};
-    std::atomic<int64_t> extra{0};  // a job fired twice
-  } record{FireBits(n)};
+  } record{FireStats(n)};
   std::mt19937_64 rng(static_cast<uint64_t>(args.Int("seed")));
   std::uniform_int_distribution<int64_t> delay_ns(
       0, absl::ToInt64Nanoseconds(max_delay));
@@ -311,22 +321,27 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
   const auto fn = std::make_shared<const JobFunction>(
       [r = &record](const AttemptContext& ctx) {
         const int64_t now = absl::GetCurrentTimeNanos();
-        if (r->ran.Mark(JobIndex(ctx))) {
-          r->extra.fetch_add(1, std::memory_order_relaxed);
-          return absl::OkStatus();
-        }
+        FireStats::Local& mine = r->stats.Mine();
+        if (mine.Mark(JobIndex(ctx))) return absl::OkStatus();
         const int64_t late_ns = now - absl::ToUnixNanos(ctx.scheduled_time);
-        r->stats.Mine().Add(late_ns / 1000, now);
+        mine.Add(late_ns / 1000, now);
         r->fires.fetch_add(1, std::memory_order_relaxed);
         return absl::OkStatus();
       });
   const double cpu_start = ProcessCpuSeconds();
   const SteadyClock::time_point insert_start = SteadyClock::now();
   const absl::Time t0 = absl::Now();
+  const std::string& delay_from = args.String("delay-from");
+  if (delay_from != "add" && delay_from != "start")
+    return Fail("timers",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "--delay-from: \"", delay_from, "\" is not add or start")));
+  const bool from_add = delay_from == "add";
   for (int64_t i = 0; i < n; ++i) {
     JobSpec spec = BenchSpec(absl::StrCat("t", i));
     spec.trigger.kind = Trigger::Kind::kAt;
-    spec.trigger.at = t0 + absl::Nanoseconds(delay_ns(rng));
+    spec.trigger.at =
+        (from_add ? absl::Now() : t0) + absl::Nanoseconds(delay_ns(rng));
     const int64_t due = absl::ToUnixNanos(spec.trigger.at);
     last_due = std::max(last_due, due);
     absl::Status s = (*scheduler)->AddJob(spec, fn);
@@ -348,11 +363,12 @@ int RunTimers(const std::vector<std::string>& argv, std::ostream& out) {
       count > 0 ? static_cast<double>(last_fire - first_fire) * 1e-9 : 0;
 
   nlohmann::json line = Header("timers", n, args);
+  line["delay_from"] = delay_from;
   line["insert_s"] = insert_s;
   line["insert_per_s"] = static_cast<double>(n) / insert_s;
-  line["fires"] = count;
-  line["missed"] = n - count;
-  line["extra"] = record.extra.load();
+  line["fires"] = all.ran.Count() + all.extra;
+  line["missed"] = n - all.ran.Count();
+  line["extra"] = all.extra;
   line["due_before_add"] = due_before_add;
   line["fire_span_s"] = fire_span_s;
   line["fires_per_s"] =
@@ -392,33 +408,30 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
   StatsTracer tracer(args, scheduler->get());
 
   // What the job bodies share; each captures a pointer to it and its index
-  // (small enough for std::function to hold without an allocation). Bit
-  // k * n + i of `ran`: job i's fire for second W0 + k ran. Second-major: a
+  // (small enough for std::function to hold without an allocation). Cell
+  // k * n + i of `stats`: job i's fire for second W0 + k ran. Second-major: a
   // second's fires, which start in job order, touch neighbouring words. W0
   // is known only once registration ends; until then w0_s is INT64_MAX and
   // every fire falls outside the window.
   struct Record {
     int64_t n;
     int64_t duration;
-    FireBits ran;
     FireStats stats;
     std::atomic<int64_t> w0_s{INT64_MAX};
-    std::atomic<int64_t> extra{0};  // a (job, second) that ran twice
     std::atomic<int64_t> early{0};  // started before their scheduled time
-  } record{n, duration, FireBits(n * duration)};
+  } record{n, duration, FireStats(n * duration)};
 
   const auto fn = std::make_shared<const JobFunction>(
       [r = &record](const AttemptContext& ctx) {
         const int64_t now = absl::GetCurrentTimeNanos();
         const int64_t due = absl::ToUnixNanos(ctx.scheduled_time);
+        // Made (with its bits) by the fires before the window.
+        FireStats::Local& mine = r->stats.Mine();
         const int64_t k = due / 1'000'000'000 - r->w0_s.load();
         if (k < 0 || k >= r->duration) return absl::OkStatus();
         if (now < due) r->early.fetch_add(1, std::memory_order_relaxed);
-        if (r->ran.Mark(k * r->n + JobIndex(ctx))) {
-          r->extra.fetch_add(1, std::memory_order_relaxed);
-          return absl::OkStatus();
-        }
-        r->stats.Mine().Add(std::max<int64_t>(now - due, 0) / 1000, now, k);
+        if (mine.Mark(k * r->n + JobIndex(ctx))) return absl::OkStatus();
+        mine.Add(std::max<int64_t>(now - due, 0) / 1000, now, k);
         return absl::OkStatus();
       });
   const SteadyClock::time_point register_start = SteadyClock::now();
@@ -456,12 +469,12 @@ int RunCron(const std::vector<std::string>& argv, std::ostream& out) {
     std::vector<char> row(duration);
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t k = 0; k < duration; ++k)
-        row[k] = record.ran.Test(k * n + i) ? 1 : 0;
+        row[k] = all.ran.Test(k * n + i) ? 1 : 0;
       f.write(row.data(), duration);
     }
   }
-  const int64_t ran = record.ran.Count();
-  const int64_t extra = record.extra.load();
+  const int64_t ran = all.ran.Count();
+  const int64_t extra = all.extra;
   nlohmann::json line = Header("cron", n, args);
   line["register_s"] = register_s;
   line["config"]["start_after_register"] = start_after_register;

@@ -151,13 +151,13 @@ void Plan::DetectClockStep(Now now, Output* out) {
 void Plan::ArmJob(Job& job, Now now) {
   if (job.timer_armed) wheel_.Cancel(job.timer);
   job.timer_armed = false;
-  job.next_fire = job.source.Next(job.watermark);
   if (job.paused || job.removed) return;
   MonoTime at;
-  if (job.next_fire != absl::InfiniteFuture()) {
+  if (const absl::Time next = job.source.Next(job.watermark);
+      next != absl::InfiniteFuture()) {
     // (The watermark stands for the previous fire: no fire lies between it
-    // and next_fire.)
-    at = now.mono + (DecideAt(job, job.watermark, job.next_fire) - now.wall);
+    // and next.)
+    at = now.mono + (DecideAt(job, job.watermark, next) - now.wall);
   } else {
     // No fire left: if the end date cut the schedule, wake when the first
     // fire past it would have been due, to record that the job ended

@@ -285,7 +285,7 @@ const Plan::Job* Plan::Find(const JobKey& key) const {
 absl::Time Plan::NextFireTime(const JobKey& key) const {
   const Job* job = Find(key);
   if (job == nullptr || job->paused) return absl::InfiniteFuture();
-  return job->next_fire;
+  return job->source.Next(job->watermark);
 }
 
 const PackedSpec* Plan::Packed(const JobKey& key) const {

@@ -43,7 +43,7 @@ struct Plan::Job {
   int active = 0;  // unfinished runs that are not held in the buffer
   int64_t generation = 1;
   absl::Time watermark;  // newest scheduled time whose fate is decided
-  absl::Time next_fire = absl::InfiniteFuture();
+                         // (its next fire: source.Next(watermark))
   wheel::TimingWheel::Handle timer;
   bool paused = false;
   bool timer_armed = false;

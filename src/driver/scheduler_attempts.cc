@@ -12,6 +12,10 @@
 #include <utility>
 #include <vector>
 
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "src/driver/scheduler_impl.h"
@@ -176,21 +180,35 @@ void SchedulerImpl::Dispatch(std::shared_ptr<AttemptBatch> batch) {
 
 namespace {
 
+// Makes this thread's sleeps end when asked, not up to the timer slack later
+// (Linux lets a sleep overrun by 50 us by default; on a virtual machine we saw
+// p50 96 us, p99 340 us). With a slack of 1 us a wake-up's own latency is left
+// (there: p50 ~45 us, p99 ~115 us). Once per thread.
+void UseFineTimerSlack() {
+#ifdef __linux__
+  thread_local const bool slack_set = prctl(PR_SET_TIMERSLACK, 1000UL) == 0;
+  (void)slack_set;
+#endif
+}
+
 // Returns once the real clock's monotonic time is at or past `due`: sleeps
-// until shortly before (a sleep may overrun by a timer's slack), then spins. A
-// worker remembers the last time it saw, so a batch's attempts due at one
-// instant read the clock once per worker.
+// until kSpin before it, then spins (yielding now and then), so a worker
+// spins at most about kSpin less a wake-up's latency per instant it waits for
+// -- not through every gap between sparse fires. A worker remembers the last
+// time it saw, so a batch's attempts due at one instant read the clock once
+// per worker.
 void AwaitDue(MonoTime due) {
   thread_local MonoTime seen;
   if (due <= seen) return;
-  constexpr absl::Duration kSpin = absl::Microseconds(300);
+  UseFineTimerSlack();
+  constexpr absl::Duration kSpin = absl::Microseconds(150);
   for (int spins = 0;; ++spins) {
     const MonoTime now = RealClock::Get().MonoNow();
     if (now >= due) {
       seen = now;
       return;
     }
-    if (due - now > 2 * kSpin) {
+    if (due - now > kSpin) {
       absl::SleepFor(due - now - kSpin);
     } else if (spins % 64 == 63) {
       std::this_thread::yield();
