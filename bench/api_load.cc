@@ -22,7 +22,8 @@
 // warmup_max_ms). --prefix names the created jobs (<prefix><client>-<i>), so
 // that several runs can create jobs in one daemon. Prints one JSON line:
 // requests, ok (2xx), failed, seconds, per_s and latency percentiles in ms
-// (p50, p90, p99, max) of the measured requests. Exits 1 if any request
+// (p50, p90, p99, max) of the measured requests, and the first error (with
+// the start of the answer's body for an HTTP error). Exits 1 if any request
 // failed, warm-up included.
 #include <algorithm>
 #include <atomic>
@@ -229,7 +230,8 @@ class Client : public std::enable_shared_from_this<Client> {
     } else {
       ++(warm ? out_->warmup_failed : out_->failed);
       if (out_->first_error.empty())
-        out_->first_error = "HTTP " + std::to_string(status);
+        out_->first_error = "HTTP " + std::to_string(status) + ": " +
+                            response_.body().substr(0, 300);
     }
     if (!response_.keep_alive() && sent_ < config_.warmup + requests_)
       return Abandon("the server closed the connection");
@@ -276,6 +278,28 @@ class Client : public std::enable_shared_from_this<Client> {
   bool finished_ = false;
   Clock::time_point began_;
 };
+
+// `text` as the inside of a JSON string literal (an error message may hold
+// the server's problem+json answer, quotes and all).
+std::string JsonEscaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (const auto u = static_cast<unsigned char>(c);
+               u < 0x20 || u >= 0x80) {
+      // A body cut at 300 bytes may end inside a UTF-8 sequence: bytes past
+      // ASCII are shown by value, so that the line stays valid JSON.
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned>(u));
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 double Percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
@@ -393,6 +417,6 @@ int main(int argc, char** argv) {
       static_cast<long long>(config.warmup),
       static_cast<long long>(warmup_failed), Percentile(warm, 0.99),
       warm.empty() ? 0.0 : *std::max_element(warm.begin(), warm.end()),
-      error.c_str());
+      JsonEscaped(error).c_str());
   return failed == 0 && warmup_failed == 0 ? 0 : 1;
 }

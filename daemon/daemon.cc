@@ -21,6 +21,7 @@
 #include "src/api/live_output.h"
 #include "src/api/routes.h"
 #include "src/base/status_macros.h"
+#include "src/base/thread_name.h"
 #include "src/exec/http_executor.h"
 #include "src/exec/job_policy.h"
 #include "src/exec/process_ledger.h"
@@ -344,7 +345,8 @@ absl::Status Daemon::StartAll() {
     follower_ = std::make_unique<JobFollower>(*registry_, log_, kFollowPoll);
     job_watch_ = store_->WatchJobs([f = follower_.get()] { f->Hint(); });
   }
-  housekeeping_ = std::thread([this] { Housekeeping(); });
+  housekeeping_ =
+      base::NamedThread("chime-housekeep", [this] { Housekeeping(); });
   absl::StatusOr<std::unique_ptr<DirWatcher>> watcher = DirWatcher::Start(
       config_.jobs_dir, kReloadQuiet, [this](bool still_watching) {
         if (still_watching) {

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/thread_name.h"
 
 namespace chime::daemon {
 namespace {
@@ -39,7 +40,7 @@ absl::StatusOr<std::unique_ptr<DirWatcher>> DirWatcher::Start(
   }
   std::unique_ptr<DirWatcher> w(
       new DirWatcher(fd, stop, quiet, std::move(changed)));
-  w->thread_ = std::thread([p = w.get()] { p->Run(); });
+  w->thread_ = base::NamedThread("chime-dirwatch", [p = w.get()] { p->Run(); });
   return w;
 }
 

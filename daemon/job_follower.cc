@@ -2,12 +2,14 @@
 
 #include <chrono>
 
+#include "src/base/thread_name.h"
+
 namespace chime::daemon {
 
 JobFollower::JobFollower(JobRegistry& registry, Logger& log,
                          absl::Duration poll)
     : registry_(registry), log_(log), poll_(poll) {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = base::NamedThread("chime-follower", [this] { Loop(); });
 }
 
 JobFollower::~JobFollower() { Stop(); }

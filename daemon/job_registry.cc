@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
+#include "src/base/thread_name.h"
 #include "src/core/fire_source.h"
 #include "src/core/packed_spec.h"
 
@@ -176,7 +177,8 @@ void JobRegistry::PutAsync(JobSpec spec, int64_t expected_revision,
       queue_.push_back(
           {std::move(spec), expected_revision, std::move(done), std::nullopt});
       while (writers_.size() < kWriters)
-        writers_.emplace_back([this] { WriteLoop(); });
+        writers_.push_back(
+            base::NamedThread("chime-registry", [this] { WriteLoop(); }));
       return;
     }
   }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "src/base/thread_name.h"
 #include "src/driver/clock_offset.h"
 
 namespace chime::daemon {
@@ -19,7 +20,7 @@ Membership::Membership(Store& store, std::string node, std::string holder,
 
 void Membership::Start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = base::NamedThread("chime-members", [this] { Run(); });
 }
 
 void Membership::Stop() {

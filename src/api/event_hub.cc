@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
+#include "src/base/thread_name.h"
 #include "src/time/rfc3339.h"
 
 namespace chime::api {
@@ -65,7 +66,7 @@ struct EventHub::State {
 
 EventHub::EventHub(Options options)
     : options_(std::move(options)), state_(std::make_shared<State>()) {
-  heartbeat_ = std::thread([this] { Heartbeats(); });
+  heartbeat_ = base::NamedThread("chime-events", [this] { Heartbeats(); });
 }
 
 EventHub::~EventHub() {

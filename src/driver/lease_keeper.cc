@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/base/thread_name.h"
 
 namespace chime::driver {
 
@@ -50,8 +51,8 @@ void LeaseKeeper::SetValidUntil(MonoTime t) {
 
 void LeaseKeeper::Start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] { Run(); });
-  watchdog_ = std::thread([this] { Watch(); });
+  thread_ = base::NamedThread("chime-lease", [this] { Run(); });
+  watchdog_ = base::NamedThread("chime-leasewd", [this] { Watch(); });
 }
 
 void LeaseKeeper::Stop() {

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "src/base/thread_name.h"
 #include "src/driver/driver.h"
 #include "src/driver/lease_keeper.h"
 #include "src/driver/scheduler_impl.h"
@@ -44,7 +45,7 @@ absl::Status SchedulerImpl::Start() {
   pool_ = std::make_unique<WorkerPool>(options_.worker_threads);
   if (lease_ != nullptr) lease_->Start();
   state_ = State::kRunning;
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = base::NamedThread("chime-scheduler", [this] { Loop(); });
   loop_thread_id_ = thread_.get_id();
   // Its first gains run commands: after the thread is there for them.
   if (shard_keeper_ != nullptr) shard_keeper_->Start();

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/thread_name.h"
 #include "src/cluster/shard_moves.h"
 #include "src/cluster/shards.h"
 
@@ -50,9 +51,9 @@ ShardKeeper::ShardKeeper(Store& store, Clock& clock, Options options,
 
 void ShardKeeper::Start() {
   if (mover_.joinable()) return;
-  renewer_ = std::thread([this] { Renew(); });
-  watchdog_ = std::thread([this] { Watch(); });
-  mover_ = std::thread([this] { Move(); });
+  renewer_ = base::NamedThread("chime-shrenew", [this] { Renew(); });
+  watchdog_ = base::NamedThread("chime-shwatch", [this] { Watch(); });
+  mover_ = base::NamedThread("chime-shmove", [this] { Move(); });
 }
 
 void ShardKeeper::StopMoving() {

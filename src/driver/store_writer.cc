@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/thread_name.h"
 
 namespace chime::driver {
 namespace {
@@ -37,7 +38,7 @@ StoreWriter::StoreWriter(Store& store, Clock& clock,
       options_(options),
       wake_(std::move(wake)),
       on_fatal_(std::move(on_fatal)) {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = base::NamedThread("chime-writer", [this] { Run(); });
 }
 
 StoreWriter::~StoreWriter() { Stop(); }

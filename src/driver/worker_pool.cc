@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "src/base/thread_name.h"
+
 namespace chime::driver {
 
 WorkerPool::WorkerPool(int threads) : size_(std::max(threads, 1)) {
@@ -16,7 +18,8 @@ WorkerPool::WorkerPool(int threads) : size_(std::max(threads, 1)) {
   }
   absl::MutexLock lock(&mu_);
   for (int i = 0; i < threads; ++i) {
-    threads_.emplace_back([this, i] { Work(i); });
+    threads_.push_back(
+        base::NamedThread("chime-worker", [this, i] { Work(i); }));
     ids_.push_back(threads_.back().get_id());
   }
 }

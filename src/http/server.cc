@@ -21,6 +21,7 @@
 #include "boost/asio/strand.hpp"
 #include "boost/asio/thread_pool.hpp"
 #include "boost/beast/core.hpp"
+#include "src/base/thread_name.h"
 #include "src/http/server_session.h"
 #include "src/http/server_tls.h"
 
@@ -167,6 +168,7 @@ void HttpServer::Impl::Run() {
   Accept();
   for (int i = 0; i < options_.threads; ++i) {
     threads_.emplace_back([this] {
+      base::NameThisThread("chime-http");
       auto work = net::make_work_guard(*ioc_);
       // run() returns at Stop(); an exception out of a handler (allocation
       // failure) ends only that handler, and the thread goes on serving.

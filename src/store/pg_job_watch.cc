@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "src/base/thread_name.h"
 #include "src/store/pg_conn.h"
 
 namespace chime::store {
@@ -21,7 +22,7 @@ PgJobWatch::PgJobWatch(std::string conninfo, Clock& clock,
     : conninfo_(std::move(conninfo)),
       clock_(clock),
       changed_(std::move(changed)) {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = base::NamedThread("chime-pgwatch", [this] { Run(); });
 }
 
 PgJobWatch::~PgJobWatch() {

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/base/status_macros.h"
+#include "src/base/thread_name.h"
 #include "src/store/sqlite_schema.h"
 #include "src/store/store_util.h"
 
@@ -125,7 +126,8 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     store->free_readers_ = std::move(opened);
   }
   SqliteStore* raw = store.get();
-  store->thread_ = std::thread([raw] { raw->StoreThread(); });
+  store->thread_ =
+      base::NamedThread("chime-store", [raw] { raw->StoreThread(); });
   return store;
 }
 

@@ -4,7 +4,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -275,6 +278,23 @@ TEST_F(ApiStatusTest, ChimeNamespaceListIsATable) {
 
 // On IPv6 loopback: the "chime serving" line names the address as a URL
 // needs it (bracketed), and the CLI reaches the daemon there.
+// `top -H`, `ps -L` and perf tell the daemon's threads apart by name.
+TEST_F(ApiStatusTest, TheDaemonsThreadsAreNamedForWhatTheyDo) {
+  std::map<std::string, int> names;
+  const std::string tasks = absl::StrCat("/proc/", daemon_->pid(), "/task");
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    ++names[name];
+  }
+  for (const char* name :
+       {"chime-scheduler", "chime-store", "chime-writer", "chime-http",
+        "chime-worker", "chime-housekeep", "chime-dirwatch"}) {
+    EXPECT_GE(names[name], 1) << name;
+  }
+}
+
 TEST(DaemonOnIpv6, ServesAndLogsABracketedAddress) {
   {
     const int s = socket(AF_INET6, SOCK_STREAM, 0);
