@@ -245,8 +245,9 @@ void JobRegistry::PutBatch(std::vector<PendingPut>& batch) {
   if (creations) {
     const absl::Time now = RealClock::Get().Now();
     for (PendingPut& p : batch) {
+      const absl::Time watermark = core::FirstWatermark(p.spec, now);
       JobWrite& w = writes.emplace_back(
-          JobWrite{p.spec, kNoRevision, core::FirstWatermark(p.spec, now)});
+          JobWrite{std::move(p.spec), kNoRevision, watermark});
       w.create_only = true;
       writers.push_back(&p);
       created.push_back(true);
@@ -283,9 +284,9 @@ void JobRegistry::PutBatch(std::vector<PendingPut>& batch) {
     // (or generation) is decided from now on, its watermark written with it
     // -- so the scheduler (this node's, or the one following the store) has
     // nothing to write before its first fire.
-    writes.push_back(
-        JobWrite{p->spec, revision,
-                 core::FirstWatermark(p->spec, RealClock::Get().Now())});
+    const absl::Time watermark =
+        core::FirstWatermark(p->spec, RealClock::Get().Now());
+    writes.push_back(JobWrite{std::move(p->spec), revision, watermark});
     writers.push_back(p);
     created.push_back(!before->has_value());
   }
@@ -296,7 +297,7 @@ void JobRegistry::PutBatch(std::vector<PendingPut>& batch) {
   }
 }
 
-absl::Status JobRegistry::Commit(const std::vector<JobWrite>& writes,
+absl::Status JobRegistry::Commit(std::vector<JobWrite>& writes,
                                  const std::vector<PendingPut*>& writers,
                                  const std::vector<bool>& created) {
   // The commit, without mu_: the other writer prepares the next batch
@@ -324,6 +325,10 @@ absl::Status JobRegistry::Commit(const std::vector<JobWrite>& writes,
     for (PendingPut* p : writers) p->result = put.status();
   }
   --puts_in_flight_;
+  // The specs were moved into `writes` (not copied); they go back to their
+  // puts, whose keys are still in use and which a refused batch writes again.
+  for (size_t i = 0; i < writers.size(); ++i)
+    writers[i]->spec = std::move(writes[i].spec);
   return put.status();
 }
 

@@ -127,8 +127,9 @@ class JobRegistry final : public api::JobDefinitions {
   // Writes `writes` (of `writers`, each `created` or not) in one store
   // transaction, released from mu_ meanwhile, and puts them in force; sets
   // each writer's result -- unless the store said Aborted (nothing was
-  // written), which is returned for the caller to decide.
-  absl::Status Commit(const std::vector<JobWrite>& writes,
+  // written), which is returned for the caller to decide. The writes' specs
+  // were moved from their writers; Commit moves them back.
+  absl::Status Commit(std::vector<JobWrite>& writes,
                       const std::vector<PendingPut*>& writers,
                       const std::vector<bool>& created)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -83,8 +83,8 @@ http::Response SetPaused(const ApiDeps& deps, const JobKey& key,
   if (!record.ok()) return ProblemFromStatus(record.status());
   if (deps.on_change)
     deps.on_change(paused ? "job paused" : "job resumed", key, who, "");
-  return JsonResponse(
-      internal::JobJson(*record, internal::NextFire(deps, *record)));
+  return JsonTextResponse(
+      internal::JobJsonText(*record, internal::NextFire(deps, *record)));
 }
 
 // POST .../runs/{run}/cancel and .../retry: `run` must be the job's.

@@ -88,4 +88,28 @@ JsonWriter& JsonWriter::TimeOrNull(absl::Time value) {
   return Time(value);
 }
 
+JsonWriter& JsonWriter::Double(double value) {
+  return Raw(nlohmann::ordered_json(value).dump());
+}
+
+void JsonWriterOut::BeginObject() {
+  w_.BeginObject();
+  open_.push_back({before_key_, w_.Here().size});
+}
+
+void JsonWriterOut::EndObject() {
+  open_.pop_back();
+  w_.EndObject();
+}
+
+void JsonWriterOut::EndObjectOrDropIfEmpty() {
+  const Open open = open_.back();
+  open_.pop_back();
+  if (w_.Here().size == open.empty_size) {
+    w_.Rewind(open.before_key);
+  } else {
+    w_.EndObject();
+  }
+}
+
 }  // namespace chime::api

@@ -25,10 +25,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "src/config/json_out.h"
 
 namespace chime::api {
 
@@ -58,6 +60,19 @@ class JsonWriter {
   JsonWriter& Time(absl::Time value);
   // As Time, or null for an infinite time (http_util.h's TimeOrNull).
   JsonWriter& TimeOrNull(absl::Time value);
+  // As nlohmann prints a double (a non-finite one as null).
+  JsonWriter& Double(double value);
+
+  // A place in the text, to take back what was written after it.
+  struct Mark {
+    size_t size;
+    bool need_comma;
+  };
+  Mark Here() const { return {out_.size(), need_comma_}; }
+  void Rewind(Mark mark) {
+    out_.resize(mark.size);
+    need_comma_ = mark.need_comma;
+  }
 
  private:
   // Called before every value, key and opening bracket: the comma that
@@ -73,6 +88,38 @@ class JsonWriter {
   std::string& out_;
   // The last thing written was a complete value (not '{', '[' or a key).
   bool need_comma_ = false;
+};
+
+// A config::JsonOut that writes through a JsonWriter: the same text as
+// printing the JsonTreeOut of the same calls with JsonResponse.
+class JsonWriterOut final : public config::JsonOut {
+ public:
+  // Writes to `*writer`, which outlives this.
+  explicit JsonWriterOut(JsonWriter* writer) : w_(*writer) {}
+
+  void Key(absl::string_view name) override {
+    before_key_ = w_.Here();
+    w_.Key(name);
+  }
+  void String(absl::string_view value) override { w_.String(value); }
+  void Int(int64_t value) override { w_.Int(value); }
+  void Double(double value) override { w_.Double(value); }
+  void Bool(bool value) override { w_.Bool(value); }
+  void Null() override { w_.Null(); }
+  void BeginObject() override;
+  void EndObject() override;
+  void EndObjectOrDropIfEmpty() override;
+  void BeginArray() override { w_.BeginArray(); }
+  void EndArray() override { w_.EndArray(); }
+
+ private:
+  struct Open {
+    JsonWriter::Mark before_key;  // where the object's key began
+    size_t empty_size;            // the text's size right after its '{'
+  };
+  JsonWriter& w_;
+  JsonWriter::Mark before_key_{0, false};
+  std::vector<Open> open_;
 };
 
 // Appends `value` as a JSON string literal, quotes included, to `*out` (see

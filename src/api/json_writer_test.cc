@@ -134,5 +134,56 @@ TEST(JsonWriter, AppendsToWhatIsThere) {
   EXPECT_EQ(out, "prefix [1,\"two\"]");
 }
 
+// The same calls to both JsonOuts; `{}` members ended with
+// EndObjectOrDropIfEmpty go, with their keys and commas.
+void Produce(config::JsonOut& out) {
+  out.BeginObject();
+  out.Key("empty");
+  out.BeginObject();
+  out.EndObjectOrDropIfEmpty();
+  out.Key("a");
+  out.Int(-7);
+  out.Key("nested");
+  out.BeginObject();
+  out.Key("inner");
+  out.BeginObject();
+  out.EndObjectOrDropIfEmpty();
+  out.EndObjectOrDropIfEmpty();
+  out.Key("kept");
+  out.BeginObject();
+  out.Key("x");
+  out.Bool(true);
+  out.EndObjectOrDropIfEmpty();
+  out.Key("list");
+  out.BeginArray();
+  out.Double(2.5);
+  out.Double(0.1);
+  out.Null();
+  out.String("\u00e9\"\n");
+  out.BeginObject();
+  out.EndObject();
+  out.EndArray();
+  out.Key("last");
+  out.BeginObject();
+  out.EndObjectOrDropIfEmpty();
+  out.EndObject();
+}
+
+TEST(JsonWriterOut, WritesWhatTheTreeOfTheSameCallsPrints) {
+  const std::string want =
+      "{\"a\":-7,\"kept\":{\"x\":true},"
+      "\"list\":[2.5,0.1,null,\"\u00e9\\\"\\n\",{}]}";
+  Json tree;
+  config::JsonTreeOut tree_out(&tree);
+  Produce(tree_out);
+  EXPECT_EQ(Reference(tree), want);
+
+  std::string text;
+  JsonWriter w(&text);
+  JsonWriterOut text_out(&w);
+  Produce(text_out);
+  EXPECT_EQ(text, want);
+}
+
 }  // namespace
 }  // namespace chime::api

@@ -17,6 +17,7 @@
 #include "chime/cron.h"
 #include "chime/run_state.h"
 #include "src/api/http_util.h"
+#include "src/api/json_writer.h"
 #include "src/api/routes.h"
 #include "src/api/run_routes.h"
 #include "src/api/stream_routes.h"
@@ -35,23 +36,62 @@ constexpr int kMaxScannedPerRequest = 20'000;
 
 }  // namespace
 
+void internal::WriteJobJson(const JobRecord& record,
+                            std::optional<absl::Time> next_fire,
+                            config::JsonOut& out) {
+  const auto time_or_null = [&out](absl::Time t) {
+    if (t == absl::InfiniteFuture() || t == absl::InfinitePast()) {
+      out.Null();
+    } else {
+      out.String(time::FormatUtc(t));
+    }
+  };
+  out.BeginObject();
+  out.Key("name");
+  out.String(record.spec.key.ToString());
+  out.Key("spec");
+  config::WriteJobJson(record.spec, out);
+  out.Key("status");
+  out.BeginObject();
+  out.Key("generation");
+  out.Int(record.generation);
+  out.Key("revision");
+  out.Int(record.revision);
+  out.Key("paused");
+  out.Bool(record.spec.paused);
+  out.Key("watermark");
+  time_or_null(record.watermark);
+  if (next_fire.has_value()) {
+    out.Key("next_fire_time");
+    time_or_null(*next_fire);
+  }
+  // Who defines the job: its job file (changes through the API are
+  // refused), or the API.
+  out.Key("managed_by");
+  out.String(record.spec.source_file.empty() ? "api" : "file");
+  if (!record.spec.source_file.empty()) {
+    out.Key("file");
+    out.String(record.spec.source_file);
+  }
+  out.EndObject();
+  out.EndObject();
+}
+
 Json internal::JobJson(const JobRecord& record,
                        std::optional<absl::Time> next_fire) {
   Json j;
-  j["name"] = record.spec.key.ToString();
-  j["spec"] = config::JobToJson(record.spec);
-  Json& status = j["status"];
-  status["generation"] = record.generation;
-  status["revision"] = record.revision;
-  status["paused"] = record.spec.paused;
-  status["watermark"] = TimeOrNull(record.watermark);
-  if (next_fire.has_value()) status["next_fire_time"] = TimeOrNull(*next_fire);
-  // Who defines the job: its job file (changes through the API are
-  // refused), or the API.
-  status["managed_by"] = record.spec.source_file.empty() ? "api" : "file";
-  if (!record.spec.source_file.empty())
-    status["file"] = record.spec.source_file;
+  config::JsonTreeOut out(&j);
+  WriteJobJson(record, next_fire, out);
   return j;
+}
+
+std::string internal::JobJsonText(const JobRecord& record,
+                                  std::optional<absl::Time> next_fire) {
+  std::string text;
+  JsonWriter w(&text);
+  JsonWriterOut out(&w);
+  WriteJobJson(record, next_fire, out);
+  return text;
 }
 
 namespace {

@@ -80,6 +80,7 @@
 #include "nlohmann/json.hpp"
 #include "src/api/auth.h"
 #include "src/api/idempotency.h"
+#include "src/config/json_out.h"
 #include "src/http/router.h"
 
 namespace chime::api {
@@ -211,9 +212,14 @@ std::optional<uint32_t> ShardElsewhere(const absl::Status& status);
 std::optional<absl::Time> NextFire(const ApiDeps& deps,
                                    const JobRecord& record);
 // The job as the API shows it: {"name", "spec", "status"}; next_fire is
-// shown when known.
+// shown when known. WriteJobJson writes it to `out`; JobJson gives it as a
+// tree and JobJsonText as the text JsonResponse would print of that tree.
+void WriteJobJson(const JobRecord& record, std::optional<absl::Time> next_fire,
+                  config::JsonOut& out);
 nlohmann::ordered_json JobJson(const JobRecord& record,
                                std::optional<absl::Time> next_fire);
+std::string JobJsonText(const JobRecord& record,
+                        std::optional<absl::Time> next_fire);
 // GET /v1/schedule/preview: an expression's description and next fire times
 // (schedule_routes.cc).
 http::Response SchedulePreview(const http::Request& request);

@@ -105,8 +105,9 @@ http::Response Stored(const ApiDeps::OnChange& on_change, const JobKey& key,
     on_change(put->created ? "job created" : "job replaced", key, who,
               absl::StrCat("revision ", put->record.revision));
   }
-  http::Response response = JsonResponse(
-      internal::JobJson(put->record, std::nullopt), put->created ? 201 : 200);
+  http::Response response =
+      JsonTextResponse(internal::JobJsonText(put->record, std::nullopt),
+                       put->created ? 201 : 200);
   response.headers.emplace_back("ETag",
                                 absl::StrCat("\"", put->record.revision, "\""));
   if (put->created) response.headers.emplace_back("Location", JobPath(key));

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,16 +51,17 @@ constexpr Name<Delivery> kDeliveries[] = {
     {Delivery::kAtMostOnce, "at_most_once"},
     {Delivery::kAtLeastOnce, "at_least_once"}};
 
-// Value writers, one per kind of field (Enum makes the one for an enum).
+// Value writers, one per kind of field: each writes one value to a JsonOut
+// (Enum makes the one for an enum).
 template <typename E, size_t N>
 auto Enum(const Name<E> (&names)[N]) {
-  return [&names](E value) {
+  return [&names](JsonOut& out, E value) {
     for (const Name<E>& n : names) {
-      if (n.value == value) return Json(std::string(n.name));
+      if (n.value == value) return out.String(n.name);
     }
     // An enumerator without a name (a cast from a bad integer) is shown as
     // its number, which the reader refuses.
-    return Json(static_cast<int>(value));
+    out.Int(static_cast<int>(value));
   };
 }
 
@@ -67,98 +69,125 @@ auto Enum(const Name<E> (&names)[N]) {
 // number), "unlimited". What the reader cannot read (below a millisecond,
 // negative, too long) is written so that it refuses it. The units are
 // cron's `@every` grammar, which the reader shares.
-Json Duration(absl::Duration d) {
-  if (d == absl::InfiniteDuration()) return "unlimited";
-  if (d == absl::ZeroDuration()) return "0s";
+void Duration(JsonOut& out, absl::Duration d) {
+  if (d == absl::InfiniteDuration()) return out.String("unlimited");
+  if (d == absl::ZeroDuration()) return out.String("0s");
   int64_t ms = absl::ToInt64Milliseconds(d);
   if (d < absl::ZeroDuration() || absl::Milliseconds(ms) != d) {
-    return absl::FormatDuration(d);
+    return out.String(absl::FormatDuration(d));
   }
   constexpr std::pair<int64_t, absl::string_view> kUnits[] = {{86'400'000, "d"},
                                                               {3'600'000, "h"},
                                                               {60'000, "m"},
                                                               {1'000, "s"},
                                                               {1, "ms"}};
-  std::string out;
+  std::string text;
   for (const auto& [size, unit] : kUnits) {
     if (ms >= size) {
-      absl::StrAppend(&out, ms / size, unit);
+      absl::StrAppend(&text, ms / size, unit);
       ms %= size;
     }
   }
-  return out;
+  out.String(text);
 }
 
-Json Time(absl::Time t) { return time::FormatUtc(t); }
+void Time(JsonOut& out, absl::Time t) { out.String(time::FormatUtc(t)); }
 
-Json Size(int64_t bytes) {
+void Size(JsonOut& out, int64_t bytes) {
   constexpr std::pair<int64_t, absl::string_view> kUnits[] = {
       {int64_t{1} << 30, "GiB"}, {int64_t{1} << 20, "MiB"}, {1024, "KiB"}};
   for (const auto& [size, unit] : kUnits) {
-    if (bytes > 0 && bytes % size == 0) return absl::StrCat(bytes / size, unit);
+    if (bytes > 0 && bytes % size == 0)
+      return out.String(absl::StrCat(bytes / size, unit));
   }
-  return bytes;
+  out.Int(bytes);
 }
 
 // A whole multiplier as an integer ("3", not "3.0").
-Json Number(double d) {
+void Number(JsonOut& out, double d) {
   if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 0x1p53) {
-    return static_cast<int64_t>(d);
+    return out.Int(static_cast<int64_t>(d));
   }
-  return d;
+  out.Double(d);
 }
 
 // "200-299"; 409 for a range of one.
-Json Statuses(const std::vector<std::pair<int, int>>& ranges) {
-  Json out = Json::array();
+void Statuses(JsonOut& out, const std::vector<std::pair<int, int>>& ranges) {
+  out.BeginArray();
   for (const auto& [lo, hi] : ranges) {
     if (lo == hi) {
-      out.push_back(lo);
+      out.Int(lo);
     } else {
-      out.push_back(absl::StrCat(lo, "-", hi));
+      out.String(absl::StrCat(lo, "-", hi));
     }
   }
-  return out;
+  out.EndArray();
 }
 
-// Builds one JSON object, leaving out what is at its default.
+// The plain values, as nlohmann would convert them.
+void Plain(JsonOut& out, const std::string& s) { out.String(s); }
+void Plain(JsonOut& out, bool b) { out.Bool(b); }
+void Plain(JsonOut& out, int value) { out.Int(value); }
+void Plain(JsonOut& out, const std::vector<std::string>& list) {
+  out.BeginArray();
+  for (const std::string& s : list) out.String(s);
+  out.EndArray();
+}
+void Plain(JsonOut& out, const std::map<std::string, std::string>& map) {
+  out.BeginObject();
+  for (const auto& [k, v] : map) {
+    out.Key(k);
+    out.String(v);
+  }
+  out.EndObject();
+}
+
+// Writes one JSON object's members, leaving out what is at its default.
 class Object {
  public:
-  // Sets `key` to write(value) unless `value` equals `default_value`.
+  explicit Object(JsonOut& out) : out_(out) {}
+  // Writes `key` as write(out, value) unless `value` equals `default_value`.
   template <typename T, typename Write>
   Object& Put(const char* key, const T& value, const T& default_value,
               Write write) {
-    if (!(value == default_value)) json_[key] = write(value);
+    if (!(value == default_value)) {
+      out_.Key(key);
+      write(out_, value);
+    }
     return *this;
   }
   template <typename T>
   Object& Put(const char* key, const T& value, const T& default_value) {
-    return Put(key, value, default_value, [](const T& v) { return Json(v); });
+    return Put(key, value, default_value,
+               [](JsonOut& out, const T& v) { Plain(out, v); });
   }
-  // Sets `key` to `child` unless it is empty.
-  Object& PutObject(const char* key, Json child) {
-    if (!child.empty()) json_[key] = std::move(child);
+  // Writes `key` as an object of what members(out) writes, unless it writes
+  // none.
+  template <typename Members>
+  Object& PutObject(const char* key, Members members) {
+    out_.Key(key);
+    out_.BeginObject();
+    members(out_);
+    out_.EndObjectOrDropIfEmpty();
     return *this;
   }
-  Json& json() { return json_; }
 
  private:
-  Json json_ = Json::object();
+  JsonOut& out_;
 };
 
-Json Misfire(const MisfirePolicy& m) {
+void Misfire(JsonOut& out, const MisfirePolicy& m) {
   const MisfirePolicy d;
-  return Object()
+  Object(out)
       .Put("policy", m.action, d.action, Enum(kMisfireActions))
       .Put("threshold", m.threshold, d.threshold, Duration)
       .Put("max_catchup", m.max_catchup, d.max_catchup)
-      .Put("catchup_window", m.catchup_window, d.catchup_window, Duration)
-      .json();
+      .Put("catchup_window", m.catchup_window, d.catchup_window, Duration);
 }
 
-Json Retry(const RetryPolicy& r) {
+void Retry(JsonOut& out, const RetryPolicy& r) {
   const RetryPolicy d;
-  return Object()
+  Object(out)
       .Put("max_attempts", r.max_attempts, d.max_attempts)
       .Put("initial_backoff", r.initial_backoff, d.initial_backoff, Duration)
       .Put("multiplier", r.multiplier, d.multiplier, Number)
@@ -166,26 +195,27 @@ Json Retry(const RetryPolicy& r) {
       .Put("max_retry_duration", r.max_retry_duration, d.max_retry_duration,
            Duration)
       .Put("on_failure", r.retry_on_failure, d.retry_on_failure)
-      .Put("on_timeout", r.retry_on_timeout, d.retry_on_timeout)
-      .json();
+      .Put("on_timeout", r.retry_on_timeout, d.retry_on_timeout);
 }
 
-Json Shell(const ShellExecutorSpec& s) {
+void Shell(JsonOut& out, const ShellExecutorSpec& s) {
   const ShellExecutorSpec d;
-  return Object()
+  out.BeginObject();
+  Object(out)
       .Put("command", s.command, d.command)
       .Put("argv", s.argv, d.argv)
       .Put("working_dir", s.working_dir, d.working_dir)
       .Put("env", s.env, d.env)
       .Put("user", s.user, d.user)
       .Put("group", s.group, d.group)
-      .Put("output_limit", s.output_limit, d.output_limit, Size)
-      .json();
+      .Put("output_limit", s.output_limit, d.output_limit, Size);
+  out.EndObject();
 }
 
-Json Http(const HttpExecutorSpec& h) {
+void Http(JsonOut& out, const HttpExecutorSpec& h) {
   const HttpExecutorSpec d;
-  return Object()
+  out.BeginObject();
+  Object(out)
       .Put("method", h.method, d.method)
       .Put("url", h.url, d.url)
       .Put("headers", h.headers, d.headers)
@@ -193,54 +223,64 @@ Json Http(const HttpExecutorSpec& h) {
       .Put("verify_tls", h.verify_tls, d.verify_tls)
       .Put("success_statuses", h.success_statuses, d.success_statuses, Statuses)
       .Put("connect_timeout", h.connect_timeout, d.connect_timeout, Duration)
-      .Put("response_limit", h.response_limit, d.response_limit, Size)
-      .json();
+      .Put("response_limit", h.response_limit, d.response_limit, Size);
+  out.EndObject();
 }
 
 }  // namespace
 
-Json JobToJson(const JobSpec& spec) {
+void WriteJobJson(const JobSpec& spec, JsonOut& out) {
   const JobSpec d;
   const Trigger& t = spec.trigger;
-  Object job;
-  job.json()["id"] = spec.key.id;
+  out.BeginObject();
+  Object job(out);
+  out.Key("id");
+  out.String(spec.key.id);
   job.Put("namespace", spec.key.name_space, d.key.name_space);
   // The trigger always appears. The other kind's field is written only when
   // set, and then the reader refuses the pair (the header explains why).
   if (t.kind == Trigger::Kind::kSchedule ||
       t.expression != d.trigger.expression) {
-    job.json()["schedule"] = t.expression;
+    out.Key("schedule");
+    out.String(t.expression);
   }
   if (t.kind == Trigger::Kind::kAt || t.at != d.trigger.at) {
-    job.json()["at"] = Time(t.at);
+    out.Key("at");
+    Time(out, t.at);
   }
   const cron::DstPolicy& dst = t.dst;
   job.Put("zone", t.zone, d.trigger.zone)
       .Put("dialect", t.dialect, d.trigger.dialect, Enum(kDialects))
       .Put("day_match", t.day_match, d.trigger.day_match, Enum(kDayMatches))
       .PutObject("dst",
-                 Object()
-                     .Put("gap", dst.gap, d.trigger.dst.gap, Enum(kGapPolicies))
-                     .Put("repeat", dst.repeat, d.trigger.dst.repeat,
-                          Enum(kRepeatPolicies))
-                     .json())
+                 [&](JsonOut& o) {
+                   Object(o)
+                       .Put("gap", dst.gap, d.trigger.dst.gap,
+                            Enum(kGapPolicies))
+                       .Put("repeat", dst.repeat, d.trigger.dst.repeat,
+                            Enum(kRepeatPolicies));
+                 })
       .Put("start", spec.start, d.start, Time)
       .Put("end", spec.end, d.end, Time)
       .Put("jitter", spec.jitter, d.jitter, Duration)
-      .PutObject("misfire", Misfire(spec.misfire))
-      .PutObject("overlap", Object()
-                                .Put("policy", spec.overlap.action,
-                                     d.overlap.action, Enum(kOverlapActions))
-                                .Put("max_buffered", spec.overlap.max_buffered,
-                                     d.overlap.max_buffered)
-                                .json())
-      .PutObject("retry", Retry(spec.retry))
-      .PutObject("timeout", Object()
-                                .Put("attempt", spec.timeout.attempt_timeout,
-                                     d.timeout.attempt_timeout, Duration)
-                                .Put("grace", spec.timeout.grace,
-                                     d.timeout.grace, Duration)
-                                .json())
+      .PutObject("misfire", [&](JsonOut& o) { Misfire(o, spec.misfire); })
+      .PutObject("overlap",
+                 [&](JsonOut& o) {
+                   Object(o)
+                       .Put("policy", spec.overlap.action, d.overlap.action,
+                            Enum(kOverlapActions))
+                       .Put("max_buffered", spec.overlap.max_buffered,
+                            d.overlap.max_buffered);
+                 })
+      .PutObject("retry", [&](JsonOut& o) { Retry(o, spec.retry); })
+      .PutObject("timeout",
+                 [&](JsonOut& o) {
+                   Object(o)
+                       .Put("attempt", spec.timeout.attempt_timeout,
+                            d.timeout.attempt_timeout, Duration)
+                       .Put("grace", spec.timeout.grace, d.timeout.grace,
+                            Duration);
+                 })
       .Put("delivery", spec.delivery, d.delivery, Enum(kDeliveries))
       .Put("priority", spec.priority, d.priority)
       .Put("labels", spec.labels, d.labels)
@@ -249,13 +289,22 @@ Json JobToJson(const JobSpec& spec) {
   const ExecutorSpec& e = spec.executor;
   if (e.kind != ExecutorSpec::Kind::kFunction) {
     if (e.kind == ExecutorSpec::Kind::kShell || e.shell != d.executor.shell) {
-      job.json()["shell"] = Shell(e.shell);
+      out.Key("shell");
+      Shell(out, e.shell);
     }
     if (e.kind == ExecutorSpec::Kind::kHttp || e.http != d.executor.http) {
-      job.json()["http"] = Http(e.http);
+      out.Key("http");
+      Http(out, e.http);
     }
   }
-  return std::move(job.json());
+  out.EndObject();
+}
+
+Json JobToJson(const JobSpec& spec) {
+  Json json;
+  JsonTreeOut out(&json);
+  WriteJobJson(spec, out);
+  return json;
 }
 
 std::string JobToYaml(const JobSpec& spec) {

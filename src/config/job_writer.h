@@ -78,6 +78,7 @@
 
 #include "chime/job.h"
 #include "nlohmann/json.hpp"
+#include "src/config/json_out.h"
 
 namespace chime::config {
 
@@ -87,6 +88,10 @@ namespace chime::config {
 // delivery, priority, labels, paused, shell, http; nested keys likewise.
 // Never fails.
 nlohmann::ordered_json JobToJson(const JobSpec& spec);
+
+// The same object written to `out` (JobToJson is this into a JsonTreeOut):
+// one complete value, in the same order.
+void WriteJobJson(const JobSpec& spec, JsonOut& out);
 
 // The same job as YAML text: one block mapping, ending in a newline. Strings
 // are written plain where YAML reads them as themselves and no YAML reader
