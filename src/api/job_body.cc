@@ -1,10 +1,12 @@
 #include "src/api/job_body.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/base/status_macros.h"
 #include "src/config/job_file.h"
 
 namespace chime::api {
@@ -34,6 +36,9 @@ Json Parse(absl::string_view text, bool allow_exceptions, bool* too_deep) {
       },
       allow_exceptions);
 }
+
+// The one job of a body's jobs, or why there is not one.
+absl::StatusOr<JobSpec> OneJob(absl::StatusOr<std::vector<JobSpec>> jobs);
 
 }  // namespace
 
@@ -79,7 +84,21 @@ absl::StatusOr<JobSpec> ReadJobJson(Json body, const JobKey* key) {
       }
     }
   }
-  absl::StatusOr<std::vector<JobSpec>> jobs = config::ParseJobJson(body);
+  return OneJob(config::ParseJobJson(body));
+}
+
+absl::StatusOr<JobSpec> ReadJobText(absl::string_view text) {
+  if (std::optional<absl::StatusOr<std::vector<JobSpec>>> jobs =
+          config::ParseJobJsonText(text, kMaxDepth)) {
+    return OneJob(*std::move(jobs));
+  }
+  ASSIGN_OR_RETURN(Json body, ParseJsonObject(text));
+  return ReadJobJson(std::move(body), nullptr);
+}
+
+namespace {
+
+absl::StatusOr<JobSpec> OneJob(absl::StatusOr<std::vector<JobSpec>> jobs) {
   if (!jobs.ok()) {
     if (jobs.status().message() == "a string is not valid UTF-8")
       return absl::InvalidArgumentError("body: a string is not valid UTF-8");
@@ -91,5 +110,7 @@ absl::StatusOr<JobSpec> ReadJobJson(Json body, const JobKey* key) {
   }
   return std::move(jobs->front());
 }
+
+}  // namespace
 
 }  // namespace chime::api

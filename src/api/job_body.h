@@ -31,6 +31,11 @@ absl::StatusOr<nlohmann::ordered_json> ParseJsonObject(absl::string_view text);
 absl::StatusOr<JobSpec> ReadJobJson(nlohmann::ordered_json body,
                                     const JobKey* key);
 
+// The job `text` defines: ReadJobJson(ParseJsonObject(text), nullptr) -- the
+// same job or the same error -- without building the JSON value of a plain
+// object (config::ParseJobJsonText).
+absl::StatusOr<JobSpec> ReadJobText(absl::string_view text);
+
 }  // namespace chime::api
 
 #endif  // CHIME_SRC_API_JOB_BODY_H_

@@ -3,9 +3,11 @@
 #include "src/api/job_body.h"
 
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/config/job_writer.h"
 #include "testing/status_matchers.h"
 
 namespace chime::api {
@@ -45,6 +47,57 @@ TEST(ParseJsonObject, ErrorsNameThePositionOrTheType) {
   EXPECT_THAT(ParseJsonObject("{\"p\": 1e400}"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("body: not valid JSON: number overflow")));
+}
+
+// What the API reads of `text` on the path that builds the JSON value.
+absl::StatusOr<JobSpec> ThroughTheValue(absl::string_view text) {
+  absl::StatusOr<nlohmann::ordered_json> body = ParseJsonObject(text);
+  if (!body.ok()) return body.status();
+  return ReadJobJson(*std::move(body), nullptr);
+}
+
+// The spec as its job-file JSON (a JobSpec has no operator==), or the error.
+std::string Outcome(const absl::StatusOr<JobSpec>& spec) {
+  if (!spec.ok()) return spec.status().ToString();
+  return config::JobToJson(*spec).dump();
+}
+
+TEST(ReadJobText, GivesWhatReadingTheParsedValueGives) {
+  const std::string job =
+      R"("schedule": "0 0 1 1 *", "http": {"url": "http://127.0.0.1:1/x"})";
+  const std::vector<std::string> texts = {
+      "{\"id\": \"a\", " + job + "}",
+      "{\"id\": \"a\", \"namespace\": \"n\", \"labels\": {\"k\": \"v\"}, " +
+          job + "}",
+      // A key twice: the value keeps the last value, at the first place.
+      "{\"id\": \"a\", " + job + ", \"id\": \"b\"}",
+      "{\"id\": \"a\", \"labels\": {\"k\": \"1\", \"k\": \"2\"}, " + job + "}",
+      "{\"id\": \"a\", \"schedule\": \"not cron\", \"http\": {\"url\": 1}}",
+      "{\"id\": \"a\", \"retry\": {\"max_attempts\": 0}, " + job + "}",
+      "{\"id\": \"a\", \"timeout\": 1.5e3, " + job + "}",
+      "{\"id\": \"a\", \"bogus\": [null, true, -1, 18446744073709551615], " +
+          job + "}",
+      "{\"jobs\": [{\"id\": \"a\", " + job + "}, {\"id\": \"b\", " + job +
+          "}]}",
+      Nested(63),
+      Nested(64),
+      "[1]",
+      "\"job\"",
+      "",
+      "{\"id\": ",
+      "{\"id\": \"a\", " + job + "} trailing",
+      "{\"id\": \"caf\xc3\", " + job + "}",
+      "{\"id\": \"\\ud800\", " + job + "}",
+      "{\"p\": 1e400}",
+  };
+  for (const std::string& text : texts) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(Outcome(ReadJobText(text)), Outcome(ThroughTheValue(text)));
+  }
+  // The cases above are not all refused (nor all taken).
+  EXPECT_TRUE(ReadJobText(texts[0]).ok());
+  EXPECT_EQ(ReadJobText(texts[2])->key.id, "b");
+  EXPECT_FALSE(ReadJobText(texts[4]).ok());
 }
 
 }  // namespace

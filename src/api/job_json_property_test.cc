@@ -3,6 +3,7 @@
 // that add to it): for every record, the text is byte for byte what
 // JsonResponse prints of the tree.
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -12,7 +13,9 @@
 #include "rapidcheck.h"
 #include "rapidcheck/gtest.h"
 #include "src/api/http_util.h"
+#include "src/api/job_body.h"
 #include "src/api/routes.h"
+#include "src/config/job_writer.h"
 #include "testing/any_job_spec.h"
 
 namespace chime::api {
@@ -50,6 +53,32 @@ RC_GTEST_PROP(JobJsonProperty, TheTextIsWhatJsonResponsePrintsOfTheTree, ()) {
   RC_LOG() << text;
   RC_ASSERT(text + "\n" ==
             JsonResponse(internal::JobJson(record, next_fire)).body);
+}
+
+// A creation's body is read from its text without building its JSON value
+// (ReadJobText): the same job, or the same error, as through the value --
+// also for keys given twice and for texts cut short.
+RC_GTEST_PROP(JobBodyProperty, ReadingTheTextIsReadingTheValue, ()) {
+  nlohmann::ordered_json json =
+      config::JobToJson(testing::AnyJobSpec(/*json_safe=*/true));
+  std::string text = json.dump(Coin() ? -1 : 2);
+  if (Coin() && !json.empty()) {
+    // One of its keys again, at the end, with another value.
+    const auto it =
+        std::next(json.begin(), *rc::gen::inRange<ptrdiff_t>(0, json.size()));
+    text.pop_back();  // the closing brace
+    text += ", " + nlohmann::ordered_json(it.key()).dump() + ": " +
+            (it.value().is_string() ? "5" : "\"x\"") + "}";
+  }
+  if (Coin()) text.resize(*rc::gen::inRange<size_t>(0, text.size()));
+  RC_LOG() << text;
+  const absl::StatusOr<JobSpec> direct = ReadJobText(text);
+  absl::StatusOr<nlohmann::ordered_json> body = ParseJsonObject(text);
+  const absl::StatusOr<JobSpec> through =
+      body.ok() ? ReadJobJson(*std::move(body), nullptr)
+                : absl::StatusOr<JobSpec>(body.status());
+  RC_ASSERT(direct.status() == through.status());
+  if (direct.ok()) RC_ASSERT(*direct == *through);
 }
 
 }  // namespace

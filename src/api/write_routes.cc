@@ -16,6 +16,7 @@
 #include "src/api/idempotency.h"
 #include "src/api/job_body.h"
 #include "src/api/routes.h"
+#include "src/base/status_macros.h"
 #include "src/config/job_writer.h"
 #include "src/http/deferred_response.h"
 
@@ -28,9 +29,9 @@ std::string JobPath(const JobKey& key) {
   return absl::StrCat("/v1/jobs/", key.name_space, "/", key.id);
 }
 
-// The body as a JSON object; 415 for another content type, 400 otherwise.
-absl::StatusOr<Json> BodyObject(const http::Request& request,
-                                std::vector<absl::string_view> types) {
+// FailedPrecondition (for a 415) unless the body is of one of `types`.
+absl::Status CheckContentType(const http::Request& request,
+                              std::vector<absl::string_view> types) {
   absl::string_view type = request.Header("Content-Type");
   type = absl::StripAsciiWhitespace(type.substr(0, type.find(';')));
   bool accepted = false;
@@ -40,6 +41,13 @@ absl::StatusOr<Json> BodyObject(const http::Request& request,
         absl::StrCat("Content-Type \"", type, "\": this takes ",
                      absl::StrJoin(types, " or ")));
   }
+  return absl::OkStatus();
+}
+
+// The body as a JSON object; 415 for another content type, 400 otherwise.
+absl::StatusOr<Json> BodyObject(const http::Request& request,
+                                std::vector<absl::string_view> types) {
+  RETURN_IF_ERROR(CheckContentType(request, std::move(types)));
   return ParseJsonObject(request.body);
 }
 
@@ -137,11 +145,9 @@ http::Response Create(const ApiDeps& deps, const http::Request& request,
                       const std::string& who) {
   absl::StatusOr<Query> q = Query::Parse(request.query, {});
   if (!q.ok()) return ProblemFromStatus(q.status());
-  absl::StatusOr<Json> body = BodyObject(request, {"application/json"});
-  if (absl::IsFailedPrecondition(body.status()))
-    return Problem(415, body.status().message());
-  if (!body.ok()) return ProblemFromStatus(body.status());
-  absl::StatusOr<JobSpec> spec = ReadJobJson(*std::move(body), nullptr);
+  if (absl::Status s = CheckContentType(request, {"application/json"}); !s.ok())
+    return Problem(415, s.message());
+  absl::StatusOr<JobSpec> spec = ReadJobText(request.body);
   if (!spec.ok()) return ProblemFromStatus(spec.status());
   return Store(deps, request, who, *std::move(spec), kNoRevision);
 }

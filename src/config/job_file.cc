@@ -107,11 +107,9 @@ absl::StatusOr<std::vector<FileJob>> ReadText(absl::string_view text) {
   return ReadStream(yaml);
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<JobSpec>> ParseJobJson(
-    const nlohmann::ordered_json& json) {
-  ASSIGN_OR_RETURN(internal::YamlStream yaml, internal::TreeFromJson(json));
+// The jobs of a tree made of JSON (every node at 0:0).
+absl::StatusOr<std::vector<JobSpec>> ReadJsonTree(
+    const internal::YamlStream& yaml) {
   absl::StatusOr<std::vector<FileJob>> jobs = ReadStream(yaml);
   if (!jobs.ok()) {
     // Every node is at 0:0: the message's "1:1: " says nothing, nor does
@@ -125,6 +123,22 @@ absl::StatusOr<std::vector<JobSpec>> ParseJobJson(
   specs.reserve(jobs->size());
   for (FileJob& job : *jobs) specs.push_back(std::move(job.spec));
   return specs;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<JobSpec>> ParseJobJson(
+    const nlohmann::ordered_json& json) {
+  ASSIGN_OR_RETURN(internal::YamlStream yaml, internal::TreeFromJson(json));
+  return ReadJsonTree(yaml);
+}
+
+std::optional<absl::StatusOr<std::vector<JobSpec>>> ParseJobJsonText(
+    absl::string_view text, int max_depth) {
+  std::optional<internal::YamlStream> yaml =
+      internal::TreeFromJsonText(text, max_depth);
+  if (!yaml.has_value()) return std::nullopt;
+  return ReadJsonTree(*yaml);
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {

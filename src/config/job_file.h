@@ -22,6 +22,7 @@
 #ifndef CHIME_SRC_CONFIG_JOB_FILE_H_
 #define CHIME_SRC_CONFIG_JOB_FILE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,14 @@ absl::StatusOr<std::vector<JobSpec>> ParseJobFile(
 // value has none), or "a string is not valid UTF-8".
 absl::StatusOr<std::vector<JobSpec>> ParseJobJson(
     const nlohmann::ordered_json& json);
+
+// ParseJobJson of the value `text` parses to, without building that value,
+// when the text is one plain JSON object (internal::TreeFromJsonText: nested
+// at most `max_depth` deep, no key twice in an object); nullopt otherwise,
+// when the caller parses the value and calls ParseJobJson (which also says
+// where a text that is not JSON is wrong).
+std::optional<absl::StatusOr<std::vector<JobSpec>>> ParseJobJsonText(
+    absl::string_view text, int max_depth);
 
 // The outcome of one file of a jobs directory.
 struct FileResult {

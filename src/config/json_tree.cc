@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -100,7 +101,104 @@ class Walk {
   TreeAssembler tree_;
 };
 
+// nlohmann's SAX events into the tree, as Walk makes it of the value they
+// would build. Every handler returns false to stop at something
+// TreeFromJsonText leaves to the value's path.
+class Events {
+ public:
+  explicit Events(int max_depth, size_t text_hint)
+      : max_depth_(max_depth), tree_(text_hint) {}
+
+  bool null() { return Child() && (tree_.Null(kAt), true); }
+  bool boolean(bool b) { return PlainScalar(Json(b)); }
+  bool number_integer(Json::number_integer_t n) { return PlainScalar(Json(n)); }
+  bool number_unsigned(Json::number_unsigned_t n) {
+    return PlainScalar(Json(n));
+  }
+  bool number_float(Json::number_float_t d, const std::string&) {
+    return PlainScalar(Json(d));
+  }
+  bool string(std::string& s) { return Child() && String(s); }
+  bool binary(Json::binary_t&) { return false; }
+  bool start_object(size_t) { return Open(Node::Kind::kMapping); }
+  bool start_array(size_t) { return Open(Node::Kind::kSequence); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(std::string& k) {
+    std::vector<std::string>& keys = open_.back().keys;
+    for (const std::string& seen : keys) {
+      if (seen == k) return false;
+    }
+    keys.push_back(k);
+    return String(k);
+  }
+  bool parse_error(size_t, const std::string&,
+                   const nlohmann::detail::exception&) {
+    return false;
+  }
+
+  YamlStream Finish() {
+    tree_.EndDocument();
+    return tree_.Finish();
+  }
+
+ private:
+  static constexpr Mark kAt{};
+
+  struct Level {
+    std::vector<std::string> keys;  // a mapping's, so far
+  };
+
+  // A value may come here: inside a collection (the root is an object).
+  bool Child() const { return !open_.empty(); }
+
+  bool PlainScalar(const Json& j) {
+    if (!Child()) return false;
+    tree_.Scalar(j.dump(), /*plain=*/true, kAt);
+    return true;
+  }
+
+  bool String(const std::string& s) {
+    if (!IsValidUtf8(s)) return false;
+    tree_.Scalar(s, /*plain=*/false, kAt);
+    return true;
+  }
+
+  bool Open(Node::Kind kind) {
+    const bool root = open_.empty();
+    if (root ? (started_ || kind != Node::Kind::kMapping)
+             : static_cast<int>(open_.size()) >= max_depth_)
+      return false;
+    started_ = true;
+    tree_.Start(kind, kAt);
+    open_.push_back({});
+    return true;
+  }
+
+  bool Close() {
+    tree_.End();
+    open_.pop_back();
+    return true;
+  }
+
+  const int max_depth_;
+  bool started_ = false;
+  std::vector<Level> open_;  // the collections not yet closed
+  TreeAssembler tree_;
+};
+
 }  // namespace
+
+std::optional<YamlStream> TreeFromJsonText(absl::string_view text,
+                                           int max_depth) {
+  Events events(max_depth, text.size());
+  if (!Json::sax_parse(text.begin(), text.end(), &events,
+                       nlohmann::detail::input_format_t::json,
+                       /*strict=*/true)) {
+    return std::nullopt;
+  }
+  return events.Finish();
+}
 
 absl::StatusOr<YamlStream> TreeFromJson(const Json& json) {
   Walk walk;

@@ -12,7 +12,10 @@
 #ifndef CHIME_SRC_CONFIG_JSON_TREE_H_
 #define CHIME_SRC_CONFIG_JSON_TREE_H_
 
+#include <optional>
+
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 #include "src/config/yaml_tree.h"
 
@@ -24,6 +27,16 @@ namespace chime::config::internal {
 // takes it escaped ("\x7f", "\uFFFE"). REQUIRES:
 // `json` nested no deeper than the stack allows (the API bounds it at 64).
 absl::StatusOr<YamlStream> TreeFromJson(const nlohmann::ordered_json& json);
+
+// TreeFromJson of the value `text` parses to, read from the text by events
+// (no nlohmann value is built), when `text` is one JSON object, nested at
+// most `max_depth` deep (an object or array opened at depth `max_depth`, the
+// root at 0, is too deep), with no key twice in an object and every string
+// valid UTF-8. nullopt otherwise: the caller then parses the value itself,
+// which says where the text is wrong -- or, for a key given twice, keeps its
+// last value at its first place, as nlohmann does.
+std::optional<YamlStream> TreeFromJsonText(absl::string_view text,
+                                           int max_depth);
 
 }  // namespace chime::config::internal
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,35 @@ RC_GTEST_PROP(TreeFromJsonTest, IsTheTreeOfTheJsonText, ()) {
   absl::StatusOr<YamlStream> parsed = ParseYaml(json.dump(1));
   RC_CLASSIFY(!parsed.ok(), "libyaml refuses the text");
   if (parsed.ok()) RC_ASSERT(ShapeOf(*direct) == ShapeOf(*parsed));
+}
+
+// Read from the text by events, a plain object gives the tree of its value.
+RC_GTEST_PROP(TreeFromJsonTextTest, IsTheTreeOfTheParsedValue, ()) {
+  Json json = Json::object();  // keys once each: a later one replaces
+  const int n = *rc::gen::inRange(0, 5);
+  for (int i = 0; i < n; ++i) json[AnyString()] = AnyJson(2);
+  const std::string text = json.dump(*rc::gen::elementOf(std::vector{-1, 2}));
+  RC_LOG() << text;
+  std::optional<YamlStream> direct = TreeFromJsonText(text, 64);
+  RC_ASSERT(direct.has_value());
+  absl::StatusOr<YamlStream> walked = TreeFromJson(Json::parse(text));
+  RC_ASSERT(walked.ok());
+  RC_ASSERT(ShapeOf(*direct) == ShapeOf(*walked));
+}
+
+TEST(TreeFromJsonTextTest, LeavesAnythingButAPlainObjectToTheValuesPath) {
+  EXPECT_TRUE(TreeFromJsonText(R"({"a": [{"b": 1}], "c": {"b": 2}})", 64));
+  EXPECT_TRUE(TreeFromJsonText(" {} ", 64));
+  for (const char* text :
+       {R"({"a": 1, "a": 2})", R"({"a": {"b": 1, "b": 1}})", "[1]", "1",
+        "\"a\"", "null", "", "{", R"({"a": 1} {})", R"({"a": 1} x)",
+        R"({"a": "caf\u00e9\xc3"})", R"({"a": 1e400})"}) {
+    EXPECT_FALSE(TreeFromJsonText(text, 64).has_value()) << text;
+  }
+  // The root at depth 0: at most 2 deep is the root and one level in it.
+  EXPECT_TRUE(TreeFromJsonText(R"({"a": []})", 2));
+  EXPECT_FALSE(TreeFromJsonText(R"({"a": [[]]})", 2));
+  EXPECT_FALSE(TreeFromJsonText(R"({"a": [{}]})", 2));
 }
 
 // What a job file can say only with escapes ("\x7f"), JSON says as the

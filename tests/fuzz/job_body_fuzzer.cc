@@ -13,6 +13,9 @@
 //     source_file; with a path key it is that key's job.
 //  5. It reads back: ReadJobJson(config::JobToJson(spec)) is the same spec
 //     (what GET shows can be sent back as it is).
+//  6. ReadJobText (POST's path: a plain object read from its text without
+//     building the JSON value) gives the same job, or the same error, as
+//     ParseJsonObject then ReadJobJson.
 // A violated invariant prints the input and aborts, which libFuzzer reports
 // as a crash and saves the input.
 #include <algorithm>
@@ -80,6 +83,21 @@ void CheckRead(const Json& body, const JobKey* key, absl::string_view input) {
          shown.dump() + " vs " + config::JobToJson(*again).dump());
 }
 
+// 6.
+void CheckText(const absl::StatusOr<Json>& body, absl::string_view input) {
+  const absl::StatusOr<JobSpec> direct = api::ReadJobText(input);
+  const absl::StatusOr<JobSpec> through =
+      body.ok() ? api::ReadJobJson(*body, nullptr)
+                : absl::StatusOr<JobSpec>(body.status());
+  if (direct.status() != through.status())
+    Fail("ReadJobText's outcome is not the value's", input,
+         direct.status().ToString() + " vs " + through.status().ToString());
+  if (direct.ok() && !(*direct == *through))
+    Fail("ReadJobText read another job than the value's", input,
+         config::JobToJson(*direct).dump() + " vs " +
+             config::JobToJson(*through).dump());
+}
+
 }  // namespace
 }  // namespace chime::fuzz
 
@@ -89,6 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 64 * 1024) return -1;
   const absl::string_view input(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<Json> body = chime::api::ParseJsonObject(input);
+  CheckText(body, input);
   if (!body.ok()) {
     CheckError(body.status(), input, "ParseJsonObject's error");
     return 0;
