@@ -366,10 +366,11 @@ class Interned {
 
   // A buffer of `bytes` with a reference taken: the live one, or a new one.
   Rep* Acquire(absl::string_view bytes) {
+    const Probe probe(bytes);
     absl::MutexLock lock(&mu_);
-    if (Rep* live = TakeLive(bytes)) return live;
+    if (Rep* live = TakeLive(probe)) return live;
     Rep* rep = New(bytes);
-    set_.insert(rep);
+    set_.insert(Entry{rep, probe.hash});
     return rep;
   }
 
@@ -387,32 +388,48 @@ class Interned {
   // itself, then entered in the set. A live one taken, the caller drops its
   // reference on `rep`.
   Rep* Share(Rep* rep) {
+    const Probe probe(View(rep));
     absl::MutexLock lock(&mu_);
-    if (Rep* live = TakeLive(View(rep), rep)) return live;
-    set_.insert(rep);
+    if (Rep* live = TakeLive(probe, rep)) return live;
+    set_.insert(Entry{rep, probe.hash});
     return rep;
   }
 
   // Frees `rep`, whose count has dropped to 0.
   void Free(Rep* rep) {
+    const Probe probe(View(rep));
     {
       absl::MutexLock lock(&mu_);
-      auto it = set_.find(View(rep));
-      if (it != set_.end() && *it == rep) set_.erase(it);
+      auto it = set_.find(probe);
+      if (it != set_.end() && it->rep == rep) set_.erase(it);
     }
     rep->~Rep();
     ::operator delete(rep);
   }
 
  private:
-  // The live buffer of `bytes` with a reference taken, or null; a dying one
-  // found is taken out of the set. `self` found is returned as it is, with
-  // no reference taken (its holder's is the one).
-  Rep* TakeLive(absl::string_view bytes, const Rep* self = nullptr)
+  // A set entry: a shared buffer and the hash of its bytes, kept so that
+  // growing the set reads no buffer (a cache miss each, and a hash of its
+  // bytes: most of what entering a million distinct specs cost).
+  struct Entry {
+    Rep* rep;
+    size_t hash;
+  };
+  // Bytes looked for, hashed once for the lookup and the insert after it.
+  struct Probe {
+    explicit Probe(absl::string_view b) : bytes(b), hash(absl::HashOf(b)) {}
+    absl::string_view bytes;
+    size_t hash;
+  };
+
+  // The live buffer of `probe`'s bytes with a reference taken, or null; a
+  // dying one found is taken out of the set. `self` found is returned as it
+  // is, with no reference taken (its holder's is the one).
+  Rep* TakeLive(const Probe& probe, const Rep* self = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = set_.find(bytes);
+    auto it = set_.find(probe);
     if (it == set_.end()) return nullptr;
-    Rep* live = *it;
+    Rep* live = it->rep;
     if (live == self) return live;
     uint32_t n = live->refs.load(std::memory_order_relaxed);
     while (n != 0 && !live->refs.compare_exchange_weak(
@@ -428,13 +445,13 @@ class Interned {
   }
   struct Hash {
     using is_transparent = void;
-    size_t operator()(absl::string_view b) const { return absl::HashOf(b); }
-    size_t operator()(const Rep* r) const { return absl::HashOf(View(r)); }
+    size_t operator()(const Entry& e) const { return e.hash; }
+    size_t operator()(const Probe& p) const { return p.hash; }
   };
   struct Eq {
     using is_transparent = void;
-    static absl::string_view V(absl::string_view b) { return b; }
-    static absl::string_view V(const Rep* r) { return View(r); }
+    static absl::string_view V(const Entry& e) { return View(e.rep); }
+    static absl::string_view V(const Probe& p) { return p.bytes; }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
       return V(a) == V(b);
@@ -442,7 +459,7 @@ class Interned {
   };
 
   absl::Mutex mu_;
-  absl::flat_hash_set<Rep*, Hash, Eq> set_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<Entry, Hash, Eq> set_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

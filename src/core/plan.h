@@ -282,6 +282,11 @@ struct PlanOptions {
   // to do with them, and making them (a FireKey copy each, ~3 per fire) was
   // a good part of the cost of a fire.
   bool record_transitions = true;
+  // Whether PersistActions carry a job's watermark each time it moves (an
+  // add, a fire decided, misses recorded). Only a store reads them (a
+  // restart resumes each job from its watermark); without one, making them
+  // (a JobKey copy each, one per fire and per add) is work nobody uses.
+  bool record_watermarks = true;
   // At most this many timers (a job's fire, a run's retry or timeout, ...)
   // handled by one step, oldest first; those left over come first in the
   // next, and the step's Output asks for one at once (wake_at = now). A
@@ -612,6 +617,8 @@ class Plan {
   // by now and not yet decided: records it as not run (kEnded) and moves the
   // watermark to it, so that it is recorded once.
   void RecordEnded(Job& job, Now now, PersistAction* persist);
+  // Adds `job`'s watermark to `persist` (PlanOptions::record_watermarks).
+  void RecordWatermark(const Job& job, PersistAction* persist) const;
   void Transition(Run& run, RunState to, int attempt, std::string detail,
                   Output* out);
   void StartReady(Now now, Output* out);
@@ -648,24 +655,43 @@ class Plan {
       job_slots_;  // index = timer index; null = free
   std::vector<uint32_t> free_job_slots_;
   // The slots of the jobs (not removed), found by key: the key is kept once,
-  // in the job's record.
+  // in the job's record. An entry carries 32 bits of its key's hash beside
+  // the slot, so that growing the table rehashes no key: reading each job's
+  // record for it (a cache miss each) was a tenth of an add's cost on the
+  // scheduler thread at a million jobs.
+  class SlotEntry {
+   public:
+    SlotEntry(uint32_t slot, const JobKey& key)
+        : bits_(uint64_t{HashOf(key)} << 32 | slot) {}
+    uint32_t slot() const { return static_cast<uint32_t>(bits_); }
+    uint32_t hash() const { return static_cast<uint32_t>(bits_ >> 32); }
+    static uint32_t HashOf(const JobKey& key) {
+      return static_cast<uint32_t>(absl::HashOf(key));
+    }
+
+   private:
+    uint64_t bits_;
+  };
   struct SlotHash {
     using is_transparent = void;
-    const std::vector<std::unique_ptr<Job>>* slots;
-    size_t operator()(uint32_t slot) const;
-    size_t operator()(const JobKey& key) const { return absl::HashOf(key); }
+    size_t operator()(SlotEntry e) const { return absl::HashOf(e.hash()); }
+    size_t operator()(const JobKey& key) const {
+      return absl::HashOf(SlotEntry::HashOf(key));
+    }
   };
   struct SlotEq {
     using is_transparent = void;
     const std::vector<std::unique_ptr<Job>>* slots;
-    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
-    bool operator()(uint32_t slot, const JobKey& key) const;
-    bool operator()(const JobKey& key, uint32_t slot) const {
-      return (*this)(slot, key);
+    bool operator()(SlotEntry a, SlotEntry b) const {
+      return a.slot() == b.slot();
+    }
+    bool operator()(SlotEntry e, const JobKey& key) const;
+    bool operator()(const JobKey& key, SlotEntry e) const {
+      return (*this)(e, key);
     }
   };
-  absl::flat_hash_set<uint32_t, SlotHash, SlotEq> jobs_{
-      0, SlotHash{&job_slots_}, SlotEq{&job_slots_}};
+  absl::flat_hash_set<SlotEntry, SlotHash, SlotEq> jobs_{0, SlotHash{},
+                                                         SlotEq{&job_slots_}};
   // Interned policies and the number of jobs holding each (node map: the
   // jobs point at its keys).
   absl::node_hash_map<Policy, int64_t> policies_;

@@ -22,8 +22,7 @@ void Plan::FireJob(Job& job, Now now, PersistAction* persist, Output* out) {
   for (const MissedRange& range : due.missed) AddMissed(job, range, persist);
   if (due.watermark != job.watermark) {
     job.watermark = due.watermark;
-    persist->watermarks.push_back(
-        {job.key, job.generation, job.watermark, job.slot});
+    RecordWatermark(job, persist);
   }
   const OverlapAction overlap = job.policy->overlap.action;
   if (due.run.size() > 1 &&
@@ -56,6 +55,11 @@ void Plan::RecordEnded(Job& job, Now now, PersistAction* persist) {
   AddMissed(job, MissedRange{ended, ended, 1, false, MissReason::kEnded},
             persist);
   job.watermark = ended;
+  RecordWatermark(job, persist);
+}
+
+void Plan::RecordWatermark(const Job& job, PersistAction* persist) const {
+  if (!options_.record_watermarks) return;
   persist->watermarks.push_back(
       {job.key, job.generation, job.watermark, job.slot});
 }

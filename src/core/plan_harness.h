@@ -61,6 +61,12 @@ class Harness {
     });
   }
 
+  absl::Status Pause(const JobKey& key) {
+    return Do([&](Output* out) { return plan_.PauseJob(key, now_, out); });
+  }
+  absl::Status Resume(const JobKey& key) {
+    return Do([&](Output* out) { return plan_.ResumeJob(key, now_, out); });
+  }
   absl::Status Remove(const JobKey& key) {
     return Do([&](Output* o) { return plan_.RemoveJob(key, now_, o); });
   }
@@ -103,6 +109,8 @@ class Harness {
 
   std::vector<std::string> TakeLog() { return std::exchange(log_, {}); }
   const std::vector<StartAttemptAction>& starts() const { return starts_; }
+  // Watermarks in the persist actions so far.
+  int64_t watermarks() const { return watermarks_; }
   Plan& plan() { return plan_; }
   Now now() const { return now_; }
 
@@ -135,6 +143,7 @@ class Harness {
                           ":", m.range.count);
         }
         log_.push_back(line);
+        watermarks_ += static_cast<int64_t>(p->watermarks.size());
         acks.push_back({std::move(*p), absl::OkStatus()});
       } else if (auto* s = std::get_if<StartAttemptAction>(&a)) {
         log_.push_back(absl::StrCat(Clock(), " start ", s->fire.ToString(),
@@ -165,6 +174,7 @@ class Harness {
   MonoTime wake_at_ = MonoTime::Infinite();
   std::vector<std::string> log_;
   std::vector<StartAttemptAction> starts_;
+  int64_t watermarks_ = 0;
 };
 
 inline JobSpec Cron(std::string id, std::string expr) {

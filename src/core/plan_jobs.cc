@@ -52,7 +52,7 @@ absl::StatusOr<Plan::Job*> Plan::FindJob(const JobKey& key) {
   if (it == jobs_.end()) {
     return absl::NotFoundError(absl::StrCat("no job ", key.ToString()));
   }
-  return job_slots_[*it].get();
+  return job_slots_[it->slot()].get();
 }
 
 absl::Status Plan::UpsertJob(const JobSpec& spec, Now now, Output* out) {
@@ -71,7 +71,7 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     RETURN_IF_ERROR(CheckTakeOver(*resume));
   if (packed.empty()) packed = PackedSpec::Pack(spec);
   Step(now, out);
-  if (it != jobs_.end()) DecideWaitingFire(*job_slots_[*it], now, out);
+  if (it != jobs_.end()) DecideWaitingFire(*job_slots_[it->slot()], now, out);
   PersistAction persist;
   if (it == jobs_.end()) {
     uint32_t slot;
@@ -110,15 +110,14 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     } else {
       // Stored at once, so that a restart before the first fire resumes from
       // here: every fire after the add is decided, none silently dropped.
-      persist.watermarks.push_back(
-          {spec.key, job->generation, job->watermark, slot});
+      RecordWatermark(*job, &persist);
     }
     job_slots_[slot] = std::move(job);
-    jobs_.insert(slot);  // hashes the record's key
+    jobs_.insert(SlotEntry(slot, job_slots_[slot]->key));
     if (resume != nullptr) TakeOver(*job_slots_[slot], *resume, now, out);
     ArmJob(*job_slots_[slot], now);
   } else {
-    Job& job = *job_slots_[*it];
+    Job& job = *job_slots_[it->slot()];
     const JobSpec old = job.packed.Unpack();
     const bool schedule_changed =
         old.trigger != spec.trigger || old.start != spec.start ||
@@ -143,8 +142,7 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
       // collide, and nothing of the new schedule is covered without a record.
       // (A one-shot time already past is due at once, as for a new job.)
       job.watermark = FirstWatermark(spec, since);
-      persist.watermarks.push_back(
-          {job.key, job.generation, job.watermark, job.slot});
+      RecordWatermark(job, &persist);
       // Buffered fires of the old schedule are dropped. FinishRun takes each
       // out of the buffer.
       while (!job.buffered().empty()) {
@@ -241,8 +239,7 @@ void Plan::RecordPausedMisses(Job& job, Now now, PersistAction* persist) {
     AddMissed(job, CountRange(job.source, first, last, MissReason::kPaused),
               persist);
     job.watermark = last;
-    persist->watermarks.push_back(
-        {job.key, job.generation, job.watermark, job.slot});
+    RecordWatermark(job, persist);
   }
   // The end date passed while paused: that is recorded too.
   RecordEnded(job, now, persist);
@@ -279,7 +276,7 @@ absl::StatusOr<RunId> Plan::TriggerJob(const JobKey& key, Now now,
 
 const Plan::Job* Plan::Find(const JobKey& key) const {
   auto it = jobs_.find(key);
-  return it == jobs_.end() ? nullptr : job_slots_[*it].get();
+  return it == jobs_.end() ? nullptr : job_slots_[it->slot()].get();
 }
 
 absl::Time Plan::NextFireTime(const JobKey& key) const {
@@ -301,13 +298,13 @@ const PackedSpec* Plan::PackedAt(uint32_t slot) const {
 std::optional<uint32_t> Plan::JobSlot(const JobKey& key) const {
   auto it = jobs_.find(key);
   if (it == jobs_.end()) return std::nullopt;
-  return *it;
+  return it->slot();
 }
 
 std::vector<JobKey> Plan::JobKeys() const {
   std::vector<JobKey> keys;
   keys.reserve(jobs_.size());
-  for (uint32_t slot : jobs_) keys.push_back(job_slots_[slot]->key);
+  for (SlotEntry e : jobs_) keys.push_back(job_slots_[e.slot()]->key);
   return keys;
 }
 
@@ -318,7 +315,7 @@ bool Plan::IsPaused(const JobKey& key) const {
 
 size_t Plan::num_paused_jobs() const {
   size_t n = 0;
-  for (uint32_t slot : jobs_) n += job_slots_[slot]->paused;
+  for (SlotEntry e : jobs_) n += job_slots_[e.slot()]->paused;
   return n;
 }
 

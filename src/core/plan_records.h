@@ -78,12 +78,8 @@ struct Plan::Job {
   }
 };
 
-inline size_t Plan::SlotHash::operator()(uint32_t slot) const {
-  return absl::HashOf((*slots)[slot]->key);
-}
-
-inline bool Plan::SlotEq::operator()(uint32_t slot, const JobKey& key) const {
-  return (*slots)[slot]->key == key;
+inline bool Plan::SlotEq::operator()(SlotEntry e, const JobKey& key) const {
+  return (*slots)[e.slot()]->key == key;
 }
 
 struct Plan::Run {

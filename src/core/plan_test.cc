@@ -67,6 +67,43 @@ TEST(Plan, WithoutRecordedTransitionsRunsGoTheSameWayUnrecorded) {
   EXPECT_EQ(h.starts().size(), 3u);  // the 00:10 fire too
 }
 
+TEST(Plan, WithoutRecordedWatermarksFiresAndMissesGoTheSameWay) {
+  // A driver with no store asks for no watermarks: the same fires are
+  // claimed, run and recorded missed; only the persists that carried
+  // nothing but a watermark are gone.
+  PlanOptions quiet;
+  quiet.record_watermarks = false;
+  Harness loud, h(quiet);
+  for (Harness* x : {&loud, &h}) {
+    ASSERT_THAT(x->Add(Cron("a", "*/5 * * * *")), IsOk());
+    JobSpec once = Cron("once", "* * * * *");
+    once.trigger.kind = Trigger::Kind::kAt;
+    once.trigger.at = x->now().wall + absl::Minutes(3);
+    ASSERT_THAT(x->Add(once), IsOk());
+    ASSERT_THAT(x->Add(Cron("p", "*/2 * * * *")), IsOk());
+    ASSERT_THAT(x->Pause(JobKey{"default", "p"}), IsOk());
+    x->AdvanceBy(absl::Minutes(6));
+    ASSERT_THAT(x->Resume(JobKey{"default", "p"}), IsOk());
+    for (const StartAttemptAction& s : x->starts())
+      x->Finish(s.run, 1, AttemptOutcome::kSucceeded);
+    x->AdvanceBy(absl::Minutes(5));
+  }
+  std::vector<std::string> expected;
+  for (const std::string& line : loud.TakeLog()) {
+    if (absl::StrContains(line, "persist") &&
+        !absl::StrContains(line, "claim=") &&
+        !absl::StrContains(line, "missed="))
+      continue;
+    expected.push_back(line);
+  }
+  const std::vector<std::string> log = h.TakeLog();
+  EXPECT_EQ(log, expected);
+  EXPECT_THAT(log, ::testing::Contains(HasSubstr("missed=paused:3")));
+  EXPECT_GT(loud.watermarks(), 0);
+  EXPECT_EQ(h.watermarks(), 0);
+  EXPECT_EQ(h.starts().size(), loud.starts().size());
+}
+
 // A scheduler shutting down stops starting attempts before it removes its
 // jobs: removing (or finishing) one must not start another job's waiting run.
 TEST(Plan, NothingStartsAfterStopStarting) {

@@ -148,6 +148,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   // Transitions go to the store, or to on_run_event; with neither, nowhere.
   plan.record_transitions =
       options.store != nullptr || static_cast<bool>(options.on_run_event);
+  // Watermarks are for a store to resume from.
+  plan.record_watermarks = options.store != nullptr;
   // A burst of fires is handled a slice at a time, each carried out before
   // the next (PlanOptions::max_timers_per_step): ~2 ms of the scheduler
   // thread a slice.
