@@ -385,13 +385,12 @@ class Interned {
 
   // The buffer to hold instead of `rep` (on which the caller holds a
   // reference): the live one of its bytes with a reference taken, or `rep`
-  // itself, then entered in the set. A live one taken, the caller drops its
-  // reference on `rep`.
-  Rep* Share(Rep* rep) {
+  // itself, left as it is (in the set or not). A live one taken, the caller
+  // drops its reference on `rep`.
+  Rep* TakeShared(Rep* rep) {
     const Probe probe(View(rep));
     absl::MutexLock lock(&mu_);
     if (Rep* live = TakeLive(probe, rep)) return live;
-    set_.insert(Entry{rep, probe.hash});
     return rep;
   }
 
@@ -488,9 +487,9 @@ PackedSpec PackedSpec::PackUnshared(const JobSpec& spec) {
   return PackedSpec(Interned::New(packer.out()));
 }
 
-void PackedSpec::Share() {
+void PackedSpec::TakeShared() {
   if (rep_ == nullptr) return;
-  Rep* shared = Interned::Get().Share(rep_);
+  Rep* shared = Interned::Get().TakeShared(rep_);
   if (shared == rep_) return;
   // A live equal buffer: drop this one (which was never in the set, or it
   // would have been the one found).

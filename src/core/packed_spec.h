@@ -25,15 +25,17 @@
 //
 // Equal specs share one buffer: a spec packed (or read from bytes) while an
 // equal one is alive takes its buffer, found in a process-wide set of the
-// shared buffers (about 12 bytes each), so the job files' copy of a job and
+// shared buffers (about 20 bytes each), so the job files' copy of a job and
 // the scheduler's are one. PackUnshared makes a buffer outside the set, which
-// Share() later enters (or trades for the equal one there).
+// TakeShared() later trades for the equal one there, if there is one -- and
+// otherwise leaves outside: the scheduler's copy of a job nobody else holds
+// (a library's job, an API job) costs no entry, nor the set's growth.
 //
 // Thread-safety: a PackedSpec's bytes are immutable; copies share one buffer
 // with an atomic count, so copies may be used and destroyed on any threads.
-// Pack, FromBytes, Share and dropping a buffer's last copy take the set's
-// lock. Share() changes the object it is called on (which buffer it holds):
-// it must not race with other uses of that one object.
+// Pack, FromBytes, TakeShared and dropping a buffer's last copy take the set's
+// lock. TakeShared() changes the object it is called on (which buffer it
+// holds): it must not race with other uses of that one object.
 #ifndef CHIME_SRC_CORE_PACKED_SPEC_H_
 #define CHIME_SRC_CORE_PACKED_SPEC_H_
 
@@ -57,16 +59,16 @@ class PackedSpec {
 
   static PackedSpec Pack(const JobSpec& spec);
   // Pack without looking for an equal live buffer: a buffer of its own,
-  // which Pack and FromBytes do not find (and so do not share) until Share()
-  // is called on it. Cheaper than Pack where that search may wait for a
-  // thread that is not in a hurry (Scheduler::AddJob packs on its caller's
-  // thread and shares on the scheduler thread).
+  // which Pack and FromBytes never find (nor share). Cheaper than Pack where
+  // that search may wait for a thread that is not in a hurry
+  // (Scheduler::AddJob packs on its caller's thread, and the scheduler thread
+  // calls TakeShared).
   static PackedSpec PackUnshared(const JobSpec& spec);
-  // Makes this spec's buffer the shared one of its bytes: takes the live
-  // buffer of equal bytes if there is one (dropping this one), or enters this
-  // one in the set. A no-op on a buffer already shared. Other copies of an
-  // unshared buffer keep theirs; they stay valid.
-  void Share();
+  // Takes the live shared buffer of equal bytes, if there is one (dropping
+  // this one); otherwise keeps this buffer as it is (an unshared one stays
+  // outside the set). Other copies of the buffer dropped keep theirs; they
+  // stay valid.
+  void TakeShared();
   // Checks that `bytes` are a packing this binary reads (what bytes() gave);
   // DataLoss saying where otherwise.
   static absl::StatusOr<PackedSpec> FromBytes(absl::string_view bytes);

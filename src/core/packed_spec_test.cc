@@ -108,8 +108,8 @@ TEST(PackedSpec, EqualSpecsPackedApartShareOneBuffer) {
 }
 
 // AddJob packs on its caller's thread without the search for an equal
-// buffer, and the scheduler thread shares the buffer afterwards.
-TEST(PackedSpec, AnUnsharedPackingSharesOnlyOnceShared) {
+// buffer, and the scheduler thread takes the shared one afterwards, if any.
+TEST(PackedSpec, AnUnsharedPackingTakesALiveSharedBufferAndIsNeverFound) {
   JobSpec spec = EveryFieldSet();
   PackedSpec unshared = PackedSpec::PackUnshared(spec);
   EXPECT_EQ(unshared.Unpack(), spec);
@@ -118,26 +118,30 @@ TEST(PackedSpec, AnUnsharedPackingSharesOnlyOnceShared) {
     // Not found by Pack until shared: Pack makes a buffer of its own.
     const PackedSpec packed = PackedSpec::Pack(spec);
     EXPECT_NE(packed.bytes().data(), unshared.bytes().data());
-    // Shared while an equal live buffer exists: takes that one.
+    // While an equal shared buffer is alive: takes that one.
     const PackedSpec copy = unshared;  // keeps the unshared buffer alive
-    unshared.Share();
+    unshared.TakeShared();
     EXPECT_EQ(unshared.bytes().data(), packed.bytes().data());
     EXPECT_NE(copy.bytes().data(), packed.bytes().data());
     EXPECT_EQ(copy.Unpack(), spec);
   }
-  // With no live equal buffer, sharing enters this one: Pack then finds it,
-  // and sharing it again changes nothing.
+  // With no live equal buffer, it keeps its own, which stays unshared: Pack
+  // makes another (and a later TakeShared trades it for that one).
   spec.priority += 1;
   PackedSpec alone = PackedSpec::PackUnshared(spec);
   const char* const bytes = alone.bytes().data();
-  alone.Share();
+  alone.TakeShared();
   EXPECT_EQ(alone.bytes().data(), bytes);
-  alone.Share();
+  alone.TakeShared();
   EXPECT_EQ(alone.bytes().data(), bytes);
   const PackedSpec again = PackedSpec::Pack(spec);
-  EXPECT_EQ(again.bytes().data(), bytes);
+  EXPECT_NE(again.bytes().data(), bytes);
+  EXPECT_EQ(PackedSpec::Pack(spec).bytes().data(), again.bytes().data());
+  alone.TakeShared();
+  EXPECT_EQ(alone.bytes().data(), again.bytes().data());
+  EXPECT_EQ(alone.Unpack(), spec);
   PackedSpec empty;
-  empty.Share();
+  empty.TakeShared();
   EXPECT_TRUE(empty.empty());
 }
 
@@ -156,7 +160,7 @@ TEST(PackedSpec, SharingIsSafeAcrossThreads) {
         PackedSpec p = i % 2 == 0 ? PackedSpec::Pack(spec)
                                   : PackedSpec::PackUnshared(spec);
         PackedSpec copy = p;
-        if (i % 4 == 1) copy.Share();
+        if (i % 4 == 1) copy.TakeShared();
         p = PackedSpec();
         if (copy.Key() != spec.key || (i % 97 == 0 && copy.Unpack() != spec))
           ++wrong;

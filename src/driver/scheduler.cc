@@ -164,7 +164,7 @@ void SchedulerImpl::ApplyAdds(std::vector<PendingAdd>& adds, core::Now now) {
 }
 
 void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
-  add.packed.Share();  // here, off the caller's thread
+  add.packed.TakeShared();  // here, off the caller's thread
   const JobSpec spec = add.packed.Unpack();
   const JobKey& key = spec.key;
   if (!Scheduled(key)) {

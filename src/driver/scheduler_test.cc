@@ -1,6 +1,7 @@
 // How the Scheduler runs jobs: on schedule, with their identity, retries,
 // timeouts, overlap and the concurrency limit. Time is a SimulatedClock, except
 // in the one RealClock test at the end.
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/core/packed_spec.h"
 #include "src/driver/scheduler_test_util.h"
 #include "testing/status_matchers.h"
 
@@ -60,6 +62,27 @@ TEST_F(SchedulerTest, CronJobRunsAtEachScheduledTimeWithItsIdentity) {
   EXPECT_EQ(Watermark(Key("report")), Wall(absl::Minutes(3)));
   EXPECT_THAT(scheduler_->NextFireTime(Key("report")),
               IsOkAndHolds(Wall(absl::Minutes(4))));
+}
+
+// A daemon's job files keep each job packed (daemon/job_sync.h); a job
+// added while an equal packing is alive is kept in that one buffer, not in a
+// second copy.
+TEST_F(SchedulerTest, AJobAddedWhileItsPackingIsAliveSharesThatBuffer) {
+  Create();
+  const JobSpec spec = Cron("a", "0 0 1 1 *");
+  const core::PackedSpec held = core::PackedSpec::Pack(spec);
+  std::atomic<const char*> seen{nullptr};
+  ASSERT_THAT(scheduler_->AddJob(spec,
+                                 [&](const AttemptContext& ctx) {
+                                   seen = ctx.packed_spec->bytes().data();
+                                   recorder_.Record(ctx);
+                                   return absl::OkStatus();
+                                 }),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  ASSERT_THAT(scheduler_->TriggerJob(Key("a")), IsOk());
+  recorder_.WaitForEvent("a:1:2026-01-01T00:00:00Z:manual", "succeeded");
+  EXPECT_EQ(seen.load(), held.bytes().data());
 }
 
 // The backoff the Plan chose, from a "retrying" event's detail: "...; retry
