@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -192,27 +191,24 @@ void UseFineTimerSlack() {
 }
 
 // Returns once the real clock's monotonic time is at or past `due`: sleeps
-// until kSpin before it, then spins (yielding now and then), so a worker
-// spins at most about kSpin less a wake-up's latency per instant it waits for
-// -- not through every gap between sparse fires. A worker remembers the last
-// time it saw, so a batch's attempts due at one instant read the clock once
-// per worker.
+// until then (with the fine timer slack: ~20-50 us late here), never spins.
+// Spinning the last 150 us before each instant kept both workers busy
+// through the gaps between sparse fires (one-shot jobs, each at its own
+// instant: 10,000 a second leave gaps under 150 us) and took the CPU the
+// scheduler thread needed, for no better lateness (bench/RESULTS.md). A
+// worker remembers the last time it saw, so a batch's attempts due at one
+// instant read the clock once per worker.
 void AwaitDue(MonoTime due) {
   thread_local MonoTime seen;
   if (due <= seen) return;
   UseFineTimerSlack();
-  constexpr absl::Duration kSpin = absl::Microseconds(150);
-  for (int spins = 0;; ++spins) {
+  for (;;) {
     const MonoTime now = RealClock::Get().MonoNow();
     if (now >= due) {
       seen = now;
       return;
     }
-    if (due - now > kSpin) {
-      absl::SleepFor(due - now - kSpin);
-    } else if (spins % 64 == 63) {
-      std::this_thread::yield();
-    }
+    absl::SleepFor(due - now);
   }
 }
 
