@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/config/job_writer.h"
@@ -93,6 +94,20 @@ TEST(ReadJobText, GivesWhatReadingTheParsedValueGives) {
   for (const std::string& text : texts) {
     SCOPED_TRACE(text);
     EXPECT_EQ(Outcome(ReadJobText(text)), Outcome(ThroughTheValue(text)));
+  }
+  // Many keys in one object (past the short list of seen keys), once each
+  // and with the first given again at the end.
+  std::string labels;
+  for (int i = 0; i < 200; ++i)
+    labels += absl::StrCat(i == 0 ? "" : ", ", "\"k", i, "\": \"v\"");
+  for (const std::string& text :
+       {"{\"id\": \"a\", \"labels\": {" + labels + "}, " + job + "}",
+        "{\"id\": \"a\", \"labels\": {" + labels + ", \"k0\": \"w\"}, " + job +
+            "}"}) {
+    SCOPED_TRACE(text.substr(0, 80));
+    EXPECT_EQ(Outcome(ReadJobText(text)), Outcome(ThroughTheValue(text)));
+    ASSERT_TRUE(ReadJobText(text).ok());
+    EXPECT_EQ(ReadJobText(text)->labels.size(), 200u);
   }
   // The cases above are not all refused (nor all taken).
   EXPECT_TRUE(ReadJobText(texts[0]).ok());

@@ -1,9 +1,11 @@
 #include "src/config/json_tree.h"
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 
 namespace chime::config::internal {
@@ -125,11 +127,7 @@ class Events {
   bool end_object() { return Close(); }
   bool end_array() { return Close(); }
   bool key(std::string& k) {
-    std::vector<std::string>& keys = open_.back().keys;
-    for (const std::string& seen : keys) {
-      if (seen == k) return false;
-    }
-    keys.push_back(k);
+    if (!open_.back().Add(k)) return false;  // given twice
     return String(k);
   }
   bool parse_error(size_t, const std::string&,
@@ -145,8 +143,27 @@ class Events {
  private:
   static constexpr Mark kAt{};
 
+  // An open collection: a mapping's keys so far, in a short list and past
+  // kShort in a hash set (a body of 100,000 keys must not cost their square).
   struct Level {
-    std::vector<std::string> keys;  // a mapping's, so far
+    static constexpr size_t kShort = 16;
+    std::vector<std::string> keys;
+    absl::flat_hash_set<std::string> many;
+
+    // False if `k` is there already.
+    bool Add(const std::string& k) {
+      if (!many.empty()) return many.insert(k).second;
+      for (const std::string& seen : keys) {
+        if (seen == k) return false;
+      }
+      keys.push_back(k);
+      if (keys.size() > kShort) {
+        many.insert(std::make_move_iterator(keys.begin()),
+                    std::make_move_iterator(keys.end()));
+        keys.clear();
+      }
+      return true;
+    }
   };
 
   // A value may come here: inside a collection (the root is an object).
