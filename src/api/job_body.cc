@@ -38,7 +38,18 @@ Json Parse(absl::string_view text, bool allow_exceptions, bool* too_deep) {
 }
 
 // The one job of a body's jobs, or why there is not one.
-absl::StatusOr<JobSpec> OneJob(absl::StatusOr<std::vector<JobSpec>> jobs);
+absl::StatusOr<JobSpec> OneJob(absl::StatusOr<std::vector<JobSpec>> jobs) {
+  if (!jobs.ok()) {
+    if (jobs.status().message() == "a string is not valid UTF-8")
+      return absl::InvalidArgumentError("body: a string is not valid UTF-8");
+    return jobs.status();
+  }
+  if (jobs->size() != 1) {
+    return absl::InvalidArgumentError(
+        "body: one job, not a list (send each job in its own request)");
+  }
+  return std::move(jobs->front());
+}
 
 }  // namespace
 
@@ -95,22 +106,5 @@ absl::StatusOr<JobSpec> ReadJobText(absl::string_view text) {
   ASSIGN_OR_RETURN(Json body, ParseJsonObject(text));
   return ReadJobJson(std::move(body), nullptr);
 }
-
-namespace {
-
-absl::StatusOr<JobSpec> OneJob(absl::StatusOr<std::vector<JobSpec>> jobs) {
-  if (!jobs.ok()) {
-    if (jobs.status().message() == "a string is not valid UTF-8")
-      return absl::InvalidArgumentError("body: a string is not valid UTF-8");
-    return jobs.status();
-  }
-  if (jobs->size() != 1) {
-    return absl::InvalidArgumentError(
-        "body: one job, not a list (send each job in its own request)");
-  }
-  return std::move(jobs->front());
-}
-
-}  // namespace
 
 }  // namespace chime::api

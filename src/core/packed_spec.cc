@@ -23,9 +23,13 @@ namespace chime::core {
 
 struct PackedSpec::Rep {
   std::atomic<uint32_t> refs{1};
-  uint32_t size = 0;
+  uint32_t size : 31 = 0;
+  // Made by Interned::Acquire, so it was in the set (a buffer of
+  // PackUnshared's never is): fixed when made.
+  uint32_t shared : 1 = 0;
   char* data() { return reinterpret_cast<char*>(this + 1); }
 };
+static_assert(sizeof(PackedSpec::Rep) == 8, "a buffer's header is 8 bytes");
 
 namespace {
 
@@ -370,12 +374,14 @@ class Interned {
     absl::MutexLock lock(&mu_);
     if (Rep* live = TakeLive(probe)) return live;
     Rep* rep = New(bytes);
+    rep->shared = 1;
     set_.insert(Entry{rep, probe.hash});
     return rep;
   }
 
   // A new buffer of `bytes`, not in the set.
   static Rep* New(absl::string_view bytes) {
+    if (bytes.size() >= (size_t{1} << 31)) std::abort();  // Rep::size
     void* memory = ::operator new(sizeof(Rep) + bytes.size());
     Rep* rep = new (memory) Rep();
     rep->size = static_cast<uint32_t>(bytes.size());
@@ -394,10 +400,11 @@ class Interned {
     return rep;
   }
 
-  // Frees `rep`, whose count has dropped to 0.
+  // Frees `rep`, whose count has dropped to 0. One never shared is in no
+  // set: no lock, no hash.
   void Free(Rep* rep) {
-    const Probe probe(View(rep));
-    {
+    if (rep->shared) {
+      const Probe probe(View(rep));
       absl::MutexLock lock(&mu_);
       auto it = set_.find(probe);
       if (it != set_.end() && it->rep == rep) set_.erase(it);
