@@ -250,7 +250,11 @@ struct SchedulerOptions {
   // decide at the fire's time (they depend on what is running then). A fire
   // is never decided before halfway from its job's previous fire, so a job
   // has at most one fire decided ahead (an every-second job: half a second
-  // ahead). Zero turns it off.
+  // ahead). Without a store, only fires at whole seconds are decided ahead
+  // (every cron fire: the instants many fires share); a fire at an instant
+  // within a second -- a one-shot job's 10:00:00.250 -- is decided at its
+  // time and starts within about a millisecond of it, at a third of the CPU.
+  // Zero turns it off.
   absl::Duration lookahead = absl::Seconds(1);
   // On the real clock (the default Clock), attempts claimed ahead are handed
   // to the workers this long before their time, and each worker waits for

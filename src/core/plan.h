@@ -266,6 +266,18 @@ struct PlanOptions {
   // runs, not the next second's beside those starting now, and a job every
   // 100 ms is decided 50 ms ahead instead of holding ten fires.
   absl::Duration lookahead = absl::ZeroDuration();
+  // Whether the lookahead decides ahead a fire whose instant is not a whole
+  // second too. False: only fires at whole seconds are -- every cron fire,
+  // and the instants many fires share -- and a fire at any other instant
+  // (a one-shot job's `at` of 10:00:00.250, an interval's anchor) is decided
+  // at its time, started within the millisecond of its timer. Deciding ahead
+  // costs a fire a staged hand-over, a start notice and a worker's sleep
+  // until the instant (~7 us of CPU in all, against ~2.5 us at its time:
+  // bench/RESULTS.md), and a lone fire gains only microseconds from it when
+  // its claim needs no commit. With a store, a claim must be durable before
+  // its run starts, so deciding at the time would make every such fire late
+  // by a commit: keep true.
+  bool lookahead_sub_second = true;
   uint64_t seed = 1;  // jitter and backoff randomness
   // How namespaces share execution slots under `max_concurrent_runs`: weight
   // (deficit round-robin) and quotas, by namespace name (see ready_queue.h). A
@@ -553,7 +565,9 @@ class Plan {
   absl::Duration Lookahead(const Job& job) const;
   // When `job`'s fire at `next`, whose previous fire was at `previous`
   // (InfinitePast: none known), is decided: its time less the lookahead, but
-  // not before halfway from `previous` to it (PlanOptions::lookahead).
+  // not before halfway from `previous` to it (PlanOptions::lookahead); at
+  // its time if it is not a job's the lookahead applies to
+  // (`lookahead_sub_second`).
   absl::Time DecideAt(const Job& job, absl::Time previous,
                       absl::Time next) const;
   // The newest fire a step at `now` decides for `job`: `now`, or the job's

@@ -178,6 +178,10 @@ absl::Time Plan::DecideAt(const Job& job, absl::Time previous,
                           absl::Time next) const {
   const absl::Duration lookahead = Lookahead(job);
   if (lookahead <= absl::ZeroDuration()) return next;
+  if (!options_.lookahead_sub_second &&
+      absl::ToUnixMicros(next) % 1'000'000 != 0) {
+    return next;  // a lone instant: decided at its time
+  }
   const absl::Time at = next - lookahead;
   if (previous == absl::InfinitePast() || previous >= next) return at;
   return std::max(at, previous + (next - previous) / 2);

@@ -436,6 +436,41 @@ TEST(Plan, RemovingAJobForShutdownReleasesItsUnstartedRunsWithoutARecord) {
   EXPECT_EQ(h.plan().num_jobs(), 0u);
 }
 
+TEST(Plan, WithoutSubSecondLookaheadALoneInstantIsDecidedAtItsTime) {
+  // A one-shot fire at 00:00:10.250 shares its instant with nothing: without
+  // lookahead_sub_second it is claimed and started at its time (its timer's
+  // millisecond), not staged a second ahead; one at a whole second still is.
+  // With it (a driver on a store), both are decided ahead.
+  for (const bool sub_second : {false, true}) {
+    SCOPED_TRACE(sub_second ? "lookahead_sub_second" : "whole seconds only");
+    PlanOptions options;
+    options.lookahead = absl::Seconds(1);
+    options.lookahead_sub_second = sub_second;
+    Harness h(options);
+    const absl::Time start = h.now().wall;
+    for (auto [name, at] : {std::pair{"lone", absl::Milliseconds(10'250)},
+                            std::pair{"round", absl::Seconds(20)}}) {
+      JobSpec spec = Cron(name, "* * * * *");
+      spec.trigger.kind = Trigger::Kind::kAt;
+      spec.trigger.at = start + at;
+      spec.overlap.action = OverlapAction::kAllow;
+      ASSERT_THAT(h.Add(spec), IsOk());
+    }
+    h.AdvanceBy(absl::Milliseconds(10'000));
+    ASSERT_EQ(h.starts().size(), sub_second ? 1u : 0u);
+    h.AdvanceBy(absl::Milliseconds(251));
+    ASSERT_EQ(h.starts().size(), 1u);
+    EXPECT_EQ(h.starts()[0].fire.job.id, "lone");
+    EXPECT_EQ(h.starts()[0].staged, sub_second);
+    EXPECT_EQ(h.plan().GetRunState(h.starts()[0].run),
+              sub_second ? RunState::kPending : RunState::kRunning);
+    h.AdvanceBy(absl::Seconds(9));  // 00:00:19.251: the whole second's, ahead
+    ASSERT_EQ(h.starts().size(), 2u);
+    EXPECT_EQ(h.starts()[1].fire.job.id, "round");
+    EXPECT_TRUE(h.starts()[1].staged);
+  }
+}
+
 TEST(Plan, OverlapSkipRecordsTheSkippedFire) {
   Harness h;
   JobSpec spec = Cron("a", "* * * * *");

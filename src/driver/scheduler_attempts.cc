@@ -11,12 +11,9 @@
 #include <utility>
 #include <vector>
 
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
-
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "src/base/timer_slack.h"
 #include "src/driver/scheduler_impl.h"
 
 namespace chime::driver {
@@ -179,19 +176,9 @@ void SchedulerImpl::Dispatch(std::shared_ptr<AttemptBatch> batch) {
 
 namespace {
 
-// Makes this thread's sleeps end when asked, not up to the timer slack later
-// (Linux lets a sleep overrun by 50 us by default; on a virtual machine we saw
-// p50 96 us, p99 340 us). With a slack of 1 us a wake-up's own latency is left
-// (there: p50 ~45 us, p99 ~115 us). Once per thread.
-void UseFineTimerSlack() {
-#ifdef __linux__
-  thread_local const bool slack_set = prctl(PR_SET_TIMERSLACK, 1000UL) == 0;
-  (void)slack_set;
-#endif
-}
-
 // Returns once the real clock's monotonic time is at or past `due`: sleeps
-// until then (with the fine timer slack: ~20-50 us late here), never spins.
+// until then (with the fine timer slack, base/timer_slack.h: ~20-50 us late
+// here), never spins.
 // Spinning the last 150 us before each instant kept both workers busy
 // through the gaps between sparse fires (one-shot jobs, each at its own
 // instant: 10,000 a second leave gaps under 150 us) and took the CPU the
@@ -201,7 +188,7 @@ void UseFineTimerSlack() {
 void AwaitDue(MonoTime due) {
   thread_local MonoTime seen;
   if (due <= seen) return;
-  UseFineTimerSlack();
+  base::UseFineTimerSlack();
   for (;;) {
     const MonoTime now = RealClock::Get().MonoNow();
     if (now >= due) {

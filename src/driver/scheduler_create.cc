@@ -144,6 +144,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(
   std::shared_ptr<Store> store = options.store;
   core::PlanOptions plan;
   plan.lookahead = options.lookahead;
+  // Without a store a claim is acknowledged at once, and a fire at an
+  // instant of its own gains nothing from being decided ahead.
+  plan.lookahead_sub_second = options.store != nullptr;
   plan.max_losses = options.max_losses;
   // Transitions go to the store, or to on_run_event; with neither, nowhere.
   plan.record_transitions =

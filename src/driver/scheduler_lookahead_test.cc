@@ -90,5 +90,59 @@ TEST_F(SchedulerTest, JobsWithOtherOverlapPoliciesAreDecidedAtTheirTime) {
   recorder_.WaitForEvent(FireId("a", absl::Minutes(1)), "succeeded");
 }
 
+JobSpec AllowAt(std::string id, absl::Duration at) {
+  JobSpec spec = Allow(std::move(id), "* * * * *");
+  spec.trigger.kind = Trigger::Kind::kAt;
+  spec.trigger.at = Wall(at);
+  return spec;
+}
+
+TEST_F(SchedulerTest, WithoutAStoreAFireWithinASecondIsDecidedAtItsTime) {
+  // Nothing to commit before a start: a one-shot fire at an instant of its
+  // own (60.25 s) is claimed at its time, and a fire at a whole second --
+  // the instants many fires share -- still ahead.
+  store_.reset();
+  Create(WithLookahead(absl::Seconds(10)));
+  ASSERT_THAT(scheduler_->AddJob(AllowAt("lone", absl::Milliseconds(60'250)),
+                                 Returns({})),
+              IsOk());
+  ASSERT_THAT(
+      scheduler_->AddJob(AllowAt("round", absl::Seconds(60)), Returns({})),
+      IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Seconds(55));
+  const std::string round = FireId("round", absl::Seconds(60));
+  EXPECT_EQ(recorder_.WaitForEvent(round, "pending").at,
+            Wall(absl::Seconds(55)));
+  AdvanceTo(absl::Seconds(60));
+  recorder_.WaitForEvent(round, "succeeded");
+  AdvanceTo(absl::Milliseconds(60'250));
+  const std::string lone = FireId("lone", absl::Milliseconds(60'250));
+  recorder_.WaitForEvent(lone, "succeeded");
+  EXPECT_EQ(recorder_.WaitForEvent(lone, "pending").at,
+            Wall(absl::Milliseconds(60'250)))
+      << "claimed ahead of its time";
+  const RunEvent running = recorder_.WaitForEvent(lone, "running");
+  EXPECT_EQ(running.at, Wall(absl::Milliseconds(60'250)));
+}
+
+TEST_F(SchedulerTest, OnAStoreAFireWithinASecondIsClaimedAhead) {
+  // Its claim must be durable before it starts: decided ahead, or the
+  // commit would make it late.
+  Create(WithLookahead(absl::Seconds(10)));
+  ASSERT_THAT(scheduler_->AddJob(AllowAt("lone", absl::Milliseconds(60'250)),
+                                 Returns({})),
+              IsOk());
+  ASSERT_THAT(scheduler_->Start(), IsOk());
+  AdvanceTo(absl::Seconds(55));
+  const std::string lone = FireId("lone", absl::Milliseconds(60'250));
+  EXPECT_EQ(recorder_.WaitForEvent(lone, "pending").at,
+            Wall(absl::Seconds(55)));
+  AdvanceTo(absl::Milliseconds(60'250));
+  recorder_.WaitForEvent(lone, "succeeded");
+  EXPECT_EQ(recorder_.WaitForEvent(lone, "running").at,
+            Wall(absl::Milliseconds(60'250)));
+}
+
 }  // namespace
 }  // namespace chime::driver::testing
