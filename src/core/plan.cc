@@ -332,10 +332,18 @@ void Plan::OnTimer(const wheel::TimingWheel::Expired& e, Now now,
 }
 
 void Plan::Step(Now now, Output* out) {
-  DetectClockStep(now, out);
+  // A step at the same instant as the last (each add of a batch steps twice)
+  // finds the clocks where they were: no step to detect, the same
+  // millisecond. (Duration arithmetic is out of line in the system's
+  // abseil: ~8% of an add.)
+  if (!(now.wall == stepped_.wall && now.mono == stepped_.mono)) {
+    DetectClockStep(now, out);
+    stepped_ = now;
+    stepped_ms_ = absl::ToInt64Milliseconds(
+        absl::Floor(now.mono.SinceOrigin(), absl::Milliseconds(1)));
+  }
   PersistAction persist;
-  const int64_t now_ms = absl::ToInt64Milliseconds(
-      absl::Floor(now.mono.SinceOrigin(), absl::Milliseconds(1)));
+  const int64_t now_ms = stepped_ms_;
   // `>=`, not `>`: a timer armed for an instant that has already come (a retry
   // with no backoff, a job re-armed after a forward clock step) sits in the
   // wheel's overdue list and fires only at an AdvanceTo, even one to the

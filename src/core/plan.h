@@ -479,6 +479,8 @@ class Plan {
   // The next scheduled fire of a job (InfiniteFuture if none or paused).
   absl::Time NextFireTime(const JobKey& key) const;
   int64_t Generation(const JobKey& key) const;
+  // The same by the job's slot (JobSlot); 0 for a free slot.
+  int64_t GenerationAt(uint32_t slot) const;
   // The job's spec as given to UpsertJob (its `paused` as given there), and
   // whether the job is paused now; null / false if unknown.
   const PackedSpec* Packed(const JobKey& key) const;
@@ -663,6 +665,9 @@ class Plan {
   // wall - mono at which start times are mapped to the monotonic clock:
   // follows wall_minus_mono_ when it moves by more than a millisecond.
   absl::Duration timeline_;
+  // The `now` of the last Step, and its millisecond on the wheel's timeline.
+  Now stepped_{absl::InfinitePast(), MonoTime::Infinite()};
+  int64_t stepped_ms_ = 0;
   PlanCounters counters_;
 
   std::vector<std::unique_ptr<Job>>
@@ -709,6 +714,8 @@ class Plan {
   // Interned policies and the number of jobs holding each (node map: the
   // jobs point at its keys).
   absl::node_hash_map<Policy, int64_t> policies_;
+  // The entry AcquirePolicy gave last (null: none, or erased since).
+  std::pair<const Policy, int64_t>* last_policy_ = nullptr;
   // The last generation of each removed job: one entry per key ever removed.
   absl::flat_hash_map<JobKey, int64_t> retired_generations_;
   absl::flat_hash_map<RunId, std::unique_ptr<Run>> runs_;

@@ -26,9 +26,12 @@ Plan::Policy Plan::Policy::Of(const JobSpec& spec) {
 }
 
 const Plan::Policy* Plan::AcquirePolicy(const JobSpec& spec) {
-  auto [it, inserted] = policies_.try_emplace(Policy::Of(spec), 0);
-  ++it->second;
-  return &it->first;
+  Policy policy = Policy::Of(spec);
+  // Jobs added together mostly share a policy: compared, not hashed.
+  if (last_policy_ == nullptr || last_policy_->first != policy)
+    last_policy_ = &*policies_.try_emplace(std::move(policy), 0).first;
+  ++last_policy_->second;
+  return &last_policy_->first;
 }
 
 void Plan::ReleasePolicy(const Policy* policy) {
@@ -36,7 +39,9 @@ void Plan::ReleasePolicy(const Policy* policy) {
   auto it = policies_.find(*policy);
   if (it == policies_.end())
     PlanInvariantViolated("released an unknown policy");
-  if (--it->second == 0) policies_.erase(it);
+  if (--it->second > 0) return;
+  if (last_policy_ == &*it) last_policy_ = nullptr;
+  policies_.erase(it);
 }
 
 void Plan::FreeSlotIfDone(uint32_t slot) {
@@ -92,9 +97,12 @@ absl::Status Plan::UpsertJob(const JobSpec& spec, FireSource source, Now now,
     // A job added again after removal continues its generations, so its fires
     // never reuse the FireKeys of the old one's. (The store will own
     // generations once it is durable.)
-    if (auto retired = retired_generations_.extract(spec.key);
-        !retired.empty()) {
-      job->generation = retired.mapped() + 1;
+    // (Not looked up while there are none: hashing the key is most of it.)
+    if (!retired_generations_.empty()) {
+      if (auto retired = retired_generations_.extract(spec.key);
+          !retired.empty()) {
+        job->generation = retired.mapped() + 1;
+      }
     }
     // A new job's first fire is after now -- except a one-shot time that has
     // already passed: it is due at once, and the misfire policy decides whether
@@ -322,6 +330,11 @@ size_t Plan::num_paused_jobs() const {
 int64_t Plan::Generation(const JobKey& key) const {
   const Job* job = Find(key);
   return job == nullptr ? 0 : job->generation;
+}
+
+int64_t Plan::GenerationAt(uint32_t slot) const {
+  if (slot >= job_slots_.size() || job_slots_[slot] == nullptr) return 0;
+  return job_slots_[slot]->generation;
 }
 
 absl::Time Plan::Watermark(const JobKey& key) const {

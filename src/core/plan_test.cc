@@ -471,6 +471,33 @@ TEST(Plan, WithoutSubSecondLookaheadALoneInstantIsDecidedAtItsTime) {
   }
 }
 
+TEST(Plan, JobsKeepTheirPoliciesAsTheirPolicyEntriesComeAndGo) {
+  // Equal policies share one interned entry, and the last one given out is
+  // found by comparison: removing its last job frees it, and a job added
+  // after with an equal policy must get a live entry (ASan checks), with the
+  // policy it asked for.
+  Harness h;
+  JobSpec a = Cron("a", "* * * * *");
+  a.retry.max_attempts = 2;
+  a.retry.initial_backoff = absl::Seconds(5);
+  ASSERT_THAT(h.Add(a), IsOk());
+  ASSERT_THAT(h.Remove(JobKey{"default", "a"}), IsOk());
+  JobSpec b = a;
+  b.key.id = "b";
+  ASSERT_THAT(h.Add(b), IsOk());
+  JobSpec c = Cron("c", "* * * * *");  // another policy: no retries
+  ASSERT_THAT(h.Add(c), IsOk());
+  h.AdvanceBy(absl::Minutes(1));
+  ASSERT_EQ(h.starts().size(), 2u);
+  for (const StartAttemptAction& s : h.starts())
+    h.Finish(s.run, 1, AttemptOutcome::kFailed, "exit 1");
+  h.AdvanceBy(absl::Seconds(30));  // b's retry is due after 0-5 s; c has none
+  ASSERT_EQ(h.starts().size(), 3u);
+  EXPECT_EQ(h.starts()[2].fire.job.id, "b");
+  EXPECT_EQ(h.starts()[2].attempt, 2);
+  EXPECT_EQ(h.plan().counters().runs_failed, 1);  // c's
+}
+
 TEST(Plan, OverlapSkipRecordsTheSkippedFire) {
   Harness h;
   JobSpec spec = Cron("a", "* * * * *");

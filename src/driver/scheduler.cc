@@ -176,7 +176,10 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   // whose time has not come, and the lost ones if the job is at-least-once
   // (at-most-once ones stay lost, reported at start).
   std::optional<core::Resume> resume;
-  if (auto stored = stored_jobs_.extract(key); !stored.empty()) {
+  // (The maps are empty but after a recovery: no key hashed for them.)
+  if (auto stored = stored_jobs_.empty() ? decltype(stored_jobs_)::node_type()
+                                         : stored_jobs_.extract(key);
+      !stored.empty()) {
     resume = ResumeFor(stored.mapped(), spec);
     if (auto pending = pending_runs_.extract(key); !pending.empty())
       resume->claimed = std::move(pending.mapped());
@@ -204,8 +207,11 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   functions_[slot] = std::move(add.fn);
   // A stored job of another generation than the Plan's is written, for the
   // writer to report the disagreement.
-  StoreJob(key,
-           add.stored_generation == plan_.Generation(key) ? add.stored_id : 0);
+  if (writer_ != nullptr) {
+    StoreJob(key, add.stored_generation == plan_.GenerationAt(slot)
+                      ? add.stored_id
+                      : 0);
+  }
   Absorb(out, false);
 }
 
