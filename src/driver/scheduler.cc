@@ -154,13 +154,17 @@ absl::Status SchedulerImpl::Add(const JobSpec& spec,
 }
 
 void SchedulerImpl::ApplyAdds(std::vector<PendingAdd>& adds, core::Now now) {
+  ApplyAdds(absl::MakeSpan(adds), now);
+  adds.clear();
+}
+
+void SchedulerImpl::ApplyAdds(absl::Span<PendingAdd> adds, core::Now now) {
   if (adds.empty()) return;
   plan_.BeginBatch();
   for (PendingAdd& add : adds) ApplyAdd(add, now);
   core::Output& out = Scratch();
   plan_.EndBatch(now, &out);
   Absorb(out, false);
-  adds.clear();
 }
 
 void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {

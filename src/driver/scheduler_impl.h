@@ -187,6 +187,12 @@ class SchedulerImpl final : public Scheduler, private LeaseCheck {
   // Plan context: applies `adds` in order, their store records as one batch
   // (Plan::BeginBatch), and empties it.
   void ApplyAdds(std::vector<PendingAdd>& adds, core::Now now);
+  void ApplyAdds(absl::Span<PendingAdd> adds, core::Now now);
+  // At most this many adds are applied between two looks at the Plan's
+  // timers (~1 ms of the scheduler thread): a caller adding a million jobs
+  // queues them faster than they are applied, and a fire due meanwhile --
+  // decided at its time, not ahead -- must not wait for the whole backlog.
+  static constexpr size_t kAddsPerPass = 1024;
   // Gives the attempt back to the scheduler thread (its outcome set, or
   // unrun when dropped): one lock-free push; only a push onto an empty queue
   // wakes the thread.

@@ -81,14 +81,22 @@ void SchedulerImpl::Loop() {
   // late by what the sleep overruns.
   base::UseFineTimerSlack();
   std::deque<std::function<void()>> items;
+  // The adds taken from the callers, applied up to `applied`, at most
+  // kAddsPerPass a pass; until all are, nothing more is taken (adds nor
+  // commands), and the commands taken with them wait, so that a command
+  // sees every AddJob made before it. (Shutdown is such a command: every job
+  // added before it is applied, and written, before the thread stops.)
   std::vector<PendingAdd> adds;
+  size_t applied = 0;
   for (const RunEvent& e : recovery_events_) Emit(e);
   recovery_events_.clear();
   while (true) {
     // The buffer handed to the callers below; once a burst of adds is over
     // the callers' buffer is freed too, else it keeps the burst's capacity.
     const bool gave_large_adds = adds.capacity() > 1024;
-    {
+    if (applied == adds.size()) {
+      adds.clear();
+      applied = 0;
       absl::MutexLock lock(&mu_);
       items.swap(queue_);
       adds.swap(adds_);
@@ -118,16 +126,21 @@ void SchedulerImpl::Loop() {
       OnAttemptsFinished(results);
       CarryOut();
     }
-    const bool took_adds = !adds.empty();
+    const bool took_adds = applied < adds.size();
     if (took_adds) {
-      ApplyAdds(adds, Now());
+      const size_t n = std::min(kAddsPerPass, adds.size() - applied);
+      ApplyAdds(absl::MakeSpan(adds).subspan(applied, n), Now());
+      applied += n;
       CarryOut();
     }
-    for (std::function<void()>& item : items) {
-      item();
-      CarryOut();
+    const bool more_adds = applied < adds.size();
+    if (!more_adds) {
+      for (std::function<void()>& item : items) {
+        item();
+        CarryOut();
+      }
+      items.clear();
     }
-    items.clear();
     core::Output& out = Scratch();
     plan_.Advance(Now(), &out);
     Absorb(out, true);
@@ -169,6 +182,7 @@ void SchedulerImpl::Loop() {
         return;
       }
     }
+    if (more_adds) continue;  // the next slice, once the timers had a look
     if (took_adds && !stopping_) {
       // More adds are likely (a caller registering many jobs): gather them
       // for a moment, on the real clock (a simulated one would not move),
