@@ -21,13 +21,19 @@ constexpr int kBurst = 8 * 1024;
 
 std::string Name(int i) { return absl::StrCat("j", i); }
 
+// Adds kBurst yearly jobs j0, j1, ... sharing `fn`, as fast as AddJob takes
+// them.
+void AddBurst(Scheduler& scheduler, JobFunction fn) {
+  const auto shared = std::make_shared<const JobFunction>(std::move(fn));
+  for (int i = 0; i < kBurst; ++i) {
+    ASSERT_THAT(scheduler.AddJob(Cron(Name(i), "0 0 1 1 *"), shared), IsOk());
+  }
+}
+
 TEST_F(SchedulerTest, ACommandAfterABurstOfAddsSeesEveryOne) {
   Create();
   ASSERT_THAT(scheduler_->Start(), IsOk());
-  const auto fn = std::make_shared<const JobFunction>(Returns({}));
-  for (int i = 0; i < kBurst; ++i) {
-    ASSERT_THAT(scheduler_->AddJob(Cron(Name(i), "0 0 1 1 *"), fn), IsOk());
-  }
+  ASSERT_NO_FATAL_FAILURE(AddBurst(*scheduler_, Returns({})));
   // Right away: the last add is still queued or being applied.
   ASSERT_THAT(scheduler_->PauseJob(Key(Name(kBurst - 1))), IsOk());
   absl::StatusOr<JobSpec> last = scheduler_->GetJob(Key(Name(kBurst - 1)));
@@ -41,10 +47,7 @@ TEST_F(SchedulerTest, ACommandAfterABurstOfAddsSeesEveryOne) {
 TEST_F(SchedulerTest, AShutdownRightAfterABurstOfAddsStoresEveryJob) {
   Create();
   ASSERT_THAT(scheduler_->Start(), IsOk());
-  const auto fn = std::make_shared<const JobFunction>(Returns({}));
-  for (int i = 0; i < kBurst; ++i) {
-    ASSERT_THAT(scheduler_->AddJob(Cron(Name(i), "0 0 1 1 *"), fn), IsOk());
-  }
+  ASSERT_NO_FATAL_FAILURE(AddBurst(*scheduler_, Returns({})));
   scheduler_->Shutdown(absl::ZeroDuration());
   int stored = 0;
   for (int i = 0; i < kBurst; ++i) {
