@@ -30,8 +30,11 @@ absl::Time AnyTimeOrInfinite() {
     case 1:
       return absl::InfiniteFuture();
     default:
-      return absl::FromUnixNanos(*rc::gen::inRange<int64_t>(
-          -62'135'596'800'000'000'000, 253'402'300'799'000'000'000));
+      // Years 0001 to 9999, to the nanosecond (which int64 nanoseconds
+      // since 1970 cannot hold: the seconds and the fraction apart).
+      return absl::FromUnixSeconds(
+                 *rc::gen::inRange<int64_t>(-62'135'596'800, 253'402'300'800)) +
+             absl::Nanoseconds(*rc::gen::inRange<int64_t>(0, 1'000'000'000));
   }
 }
 

@@ -260,9 +260,10 @@ absl::Status ApplyEnvironment(
 absl::Status ApplyFlags(const std::map<std::string, std::string>& flags,
                         DaemonConfig* config) {
   for (const auto& [key, text] : flags) {
-    if (std::none_of(std::begin(kKeys), std::end(kKeys), [&](const Key& k) {
-          return k.name == key && k.env != nullptr;
-        })) {
+    if (std::none_of(std::begin(kKeys), std::end(kKeys),
+                     [&key = key](const Key& k) {
+                       return k.name == key && k.env != nullptr;
+                     })) {
       return absl::InvalidArgumentError(
           absl::StrCat("--", key, ": not a setting"));
     }

@@ -10,6 +10,7 @@
 #include "chime/scheduler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/driver/driver.h"
 #include "src/store/memory_store.h"
 #include "testing/fault_injection_store.h"
 #include "testing/status_matchers.h"

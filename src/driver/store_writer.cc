@@ -330,10 +330,12 @@ absl::Status StoreWriter::Claim(
   for (const auto& [shard, claim] : claims) {
     const size_t items =
         claim.claims.size() + claim.missed.size() + claim.watermarks.size();
-    absl::Status s = Fenced(shard, "claim_fires", items,
-                            [&](const Fence& fence, MonoTime dl) {
-                              return store_.ClaimFires(fence, claim, dl);
-                            });
+    // (`claim` captured by name: clang before 16 cannot capture a binding.)
+    absl::Status s =
+        Fenced(shard, "claim_fires", items,
+               [&, &claim = claim](const Fence& fence, MonoTime dl) {
+                 return store_.ClaimFires(fence, claim, dl);
+               });
     if (!s.ok() && first_error.ok()) first_error = s;
   }
   return first_error;

@@ -98,9 +98,10 @@ class RandomWorld {
     driver_.FailWrites(0);
     for (const auto& [key, spec] : specs_) {
       if (spec.paused) {
-        EXPECT_TRUE(Call([&](core::Plan& p, core::Now n, core::Output* o) {
-                      return p.ResumeJob(key, n, o);
-                    }).ok());
+        EXPECT_TRUE(
+            Call([&key = key](core::Plan& p, core::Now n, core::Output* o) {
+              return p.ResumeJob(key, n, o);
+            }).ok());
       }
     }
     Advance(absl::Minutes(5));
