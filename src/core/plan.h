@@ -568,8 +568,8 @@ class Plan {
   // When `job`'s fire at `next`, whose previous fire was at `previous`
   // (InfinitePast: none known), is decided: its time less the lookahead, but
   // not before halfway from `previous` to it (PlanOptions::lookahead); at
-  // its time if it is not a job's the lookahead applies to
-  // (`lookahead_sub_second`).
+  // its time if `next` is not a whole second and the lookahead is for whole
+  // seconds only (`lookahead_sub_second` false).
   absl::Time DecideAt(const Job& job, absl::Time previous,
                       absl::Time next) const;
   // The newest fire a step at `now` decides for `job`: `now`, or the job's
