@@ -211,11 +211,9 @@ void SchedulerImpl::ApplyAdd(PendingAdd& add, core::Now now) {
   functions_[slot] = std::move(add.fn);
   // A stored job of another generation than the Plan's is written, for the
   // writer to report the disagreement.
-  if (writer_ != nullptr) {
-    StoreJob(key, add.stored_generation == plan_.GenerationAt(slot)
-                      ? add.stored_id
-                      : 0);
-  }
+  StoreJob(key, add.stored_generation == plan_.GenerationAt(slot)
+                    ? add.stored_id
+                    : 0);
   Absorb(out, false);
 }
 
